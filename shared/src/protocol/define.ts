@@ -49,7 +49,7 @@ export interface ClassContract<Acts extends Record<string, ActionContract> = Rec
   /** Wire action name to contract, keys spelled exactly as the spec spells them. */
   readonly actions: Acts;
   /** Other spellings accepted for an action (the original's code vs. its docs). */
-  readonly actionAliases: Readonly<Record<string, keyof Acts & string>>;
+  readonly actionAliases: Readonly<Record<string, string>>;
 }
 
 export function defineClass<const Acts extends Record<string, ActionContract>>(def: {
