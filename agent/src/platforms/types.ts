@@ -1,0 +1,46 @@
+/**
+ * The platform seam. A handler never runs a host command itself: it calls the port of its class on
+ * the platform the agent was started with (`sim`, `linux`, `freebsd`), each in its own folder with
+ * one same-named file per class (Hono's adapter pattern).
+ */
+import type { CommandRunner } from '../runner/runner.ts';
+
+export type PlatformKind = 'sim' | 'linux' | 'freebsd';
+
+/** Sign-in questions every platform answers. */
+export interface AccountsPort {
+  /** Whether the password is right. A wrong password or unknown user is `false`, never an exception. */
+  verifyPassword(user: string, password: string): Promise<boolean>;
+  /** The user's group names, or null when the account does not exist. */
+  groupsOf(user: string): Promise<string[] | null>;
+}
+
+/**
+ * Ports of the admin classes. Each later class adds its port type here and its implementation as
+ * `platforms/<kind>/<class>.ts`; a platform leaves a class out when it cannot serve it, and `query`
+ * then does not list it.
+ */
+export interface ClassPorts {}
+
+export interface Platform {
+  readonly kind: PlatformKind;
+  /** Group whose members get full access (`wheel`; configurable on Linux, where it is often `sudo`). */
+  readonly adminGroup: string;
+  /** Group whose members get limited access. */
+  readonly limitedGroup: string;
+  readonly accounts: AccountsPort;
+  readonly ports: Partial<ClassPorts>;
+  /** The runner every host command goes through (argv arrays only). */
+  readonly runner: CommandRunner;
+  hostname(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface PlatformOptions {
+  dataDir: string;
+  runner: CommandRunner;
+  /** Sim only: the password of the built-in accounts; when set it also resets them on an existing host. */
+  simPassword?: string;
+  /** Linux/FreeBSD: override the full-access group. */
+  adminGroup?: string;
+}

@@ -1,0 +1,70 @@
+/**
+ * Refuses addresses with too many failed sign-ins: `failures` within `windowSeconds` blocks the
+ * address for `blockSeconds`. Counts and blocks are in SQLite, so restarting the agent does not
+ * lift a block. Loopback is never blocked: a local admin must always be able to get in.
+ */
+import { and, eq, gt, lt } from 'drizzle-orm';
+import { isIP } from 'node:net';
+import type { AgentDb } from '../store/db.ts';
+import { authFailures, blacklist } from '../store/schema.ts';
+import type { AgentConfig, Clock } from './context.ts';
+
+export function isLoopback(address: string): boolean {
+  const a = address.replace(/^::ffff:/i, '');
+  if (isIP(a) === 4) return a.startsWith('127.');
+  return a === '::1';
+}
+
+export class Blacklist {
+  private readonly db: AgentDb;
+  private readonly clock: Clock;
+  private readonly config: AgentConfig['blacklist'];
+
+  constructor(db: AgentDb, clock: Clock, config: AgentConfig['blacklist']) {
+    this.db = db;
+    this.clock = clock;
+    this.config = config;
+  }
+
+  private exempt(address: string): boolean {
+    return this.config.exemptLoopback && isLoopback(address);
+  }
+
+  isBlocked(address: string): boolean {
+    if (this.exempt(address)) return false;
+    const row = this.db.select().from(blacklist).where(eq(blacklist.address, address)).get();
+    if (!row) return false;
+    if (row.until.getTime() > this.clock.now()) return true;
+    this.db.delete(blacklist).where(eq(blacklist.address, address)).run();
+    return false;
+  }
+
+  /** Records a failed sign-in; returns true when this failure blocks the address. */
+  recordFailure(address: string): boolean {
+    if (this.exempt(address)) return false;
+    const now = this.clock.now();
+    const windowStart = new Date(now - this.config.windowSeconds * 1000);
+    return this.db.transaction((tx) => {
+      tx.delete(authFailures).where(lt(authFailures.at, windowStart)).run();
+      tx.insert(authFailures).values({ address, at: new Date(now) }).run();
+      const recent = tx
+        .select({ id: authFailures.id })
+        .from(authFailures)
+        .where(and(eq(authFailures.address, address), gt(authFailures.at, windowStart)))
+        .all().length;
+      if (recent < this.config.failures) return false;
+      const until = new Date(now + this.config.blockSeconds * 1000);
+      tx.insert(blacklist)
+        .values({ address, until, reason: `${recent} failed sign-ins within ${this.config.windowSeconds} s` })
+        .onConflictDoUpdate({ target: blacklist.address, set: { until } })
+        .run();
+      tx.delete(authFailures).where(eq(authFailures.address, address)).run();
+      return true;
+    });
+  }
+
+  /** A successful sign-in forgets earlier failures from that address. */
+  recordSuccess(address: string): void {
+    this.db.delete(authFailures).where(eq(authFailures.address, address)).run();
+  }
+}

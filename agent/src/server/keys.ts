@@ -1,0 +1,138 @@
+/**
+ * Registered SSL keys and the proofs made with them. A key is accepted as base64 of a PEM public
+ * key or of a PEM X.509 certificate (the spec's `register_ssl_cert`); RSA (2048 bits or more) and
+ * Ed25519 are supported. The MD5 that identifies a key is taken over its SPKI PEM, the bytes an
+ * original client hashes for `list_ssl_checksums`.
+ */
+import { X509Certificate, constants, createHash, createPublicKey, publicDecrypt, verify, type KeyObject } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import { badRequest, HostadmError } from '@hostadm/shared/protocol/errors.ts';
+import type { AgentDb } from '../store/db.ts';
+import { sslKeys } from '../store/schema.ts';
+import type { Clock } from './context.ts';
+
+export interface ParsedKey {
+  spkiPem: string;
+  algorithm: 'rsa' | 'ed25519';
+  md5Key: string;
+  key: KeyObject;
+}
+
+export function md5OfPem(pem: string): string {
+  return createHash('md5').update(pem, 'utf8').digest('base64');
+}
+
+/** Parses `pub_key` (base64 of PEM key or certificate) and refuses weak or unknown key types. */
+export function parsePublicKey(pubKeyB64: string): ParsedKey {
+  const pem = Buffer.from(pubKeyB64.replace(/\s+/g, ''), 'base64').toString('utf8');
+  let key: KeyObject;
+  try {
+    key = pem.includes('BEGIN CERTIFICATE') ? new X509Certificate(pem).publicKey : createPublicKey(pem);
+  } catch {
+    throw badRequest('pub_key: not a base64 PEM public key or X.509 certificate', [
+      { field: 'pub_key', message: 'must be base64 of a PEM public key or X.509 certificate' },
+    ]);
+  }
+  const type = key.asymmetricKeyType;
+  if (type === 'rsa') {
+    const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+    if (bits < 2048) throw badRequest(`pub_key: RSA keys need at least 2048 bits (got ${bits})`, [{ field: 'pub_key', message: 'RSA key too short' }]);
+  } else if (type !== 'ed25519') {
+    throw badRequest(`pub_key: unsupported key type ${String(type)}; use RSA or Ed25519`, [{ field: 'pub_key', message: 'unsupported key type' }]);
+  }
+  const spkiPem = key.export({ type: 'spki', format: 'pem' }).toString();
+  return { spkiPem, algorithm: type, md5Key: md5OfPem(spkiPem), key };
+}
+
+/**
+ * Whether `proofB64` proves possession of the private key for `message`. Three forms are accepted:
+ * the original clients' RSA PKCS#1 v1.5 private-key encryption of the message (checked by public
+ * decryption), RSASSA-PKCS1-v1_5 with SHA-256, and Ed25519.
+ */
+export function verifyProof(key: KeyObject, message: string, proofB64: string, form: 'original' | 'signature'): boolean {
+  const proof = Buffer.from(proofB64, 'base64');
+  if (proof.length === 0) return false;
+  try {
+    if (key.asymmetricKeyType === 'ed25519') {
+      return form === 'signature' && verify(null, Buffer.from(message), key, proof);
+    }
+    if (form === 'signature') return verify('sha256', Buffer.from(message), key, proof);
+    const plain = publicDecrypt({ key, padding: constants.RSA_PKCS1_PADDING }, proof);
+    return plain.length === Buffer.byteLength(message) && plain.toString('utf8') === message;
+  } catch {
+    return false;
+  }
+}
+
+export interface StoredKey {
+  user: string;
+  pubKey: string;
+  md5Key: string;
+  algorithm: 'rsa' | 'ed25519';
+  nickname: string;
+  email: string;
+  registeredAt: Date;
+  key: KeyObject;
+}
+
+export class KeyRegistry {
+  private readonly db: AgentDb;
+  private readonly clock: Clock;
+
+  constructor(db: AgentDb, clock: Clock) {
+    this.db = db;
+    this.clock = clock;
+  }
+
+  register(user: string, pubKey: string, parsed: ParsedKey, meta: { nickname?: string; email?: string }): void {
+    const owner = this.db.select({ user: sslKeys.user }).from(sslKeys).where(eq(sslKeys.md5Key, parsed.md5Key)).get();
+    if (owner && owner.user !== user) throw new HostadmError('CONFLICT', 'pub_key is already registered to another user');
+    this.db
+      .insert(sslKeys)
+      .values({
+        user,
+        pubKey,
+        md5Key: parsed.md5Key,
+        spkiPem: parsed.spkiPem,
+        algorithm: parsed.algorithm,
+        nickname: meta.nickname ?? '',
+        email: meta.email ?? '',
+        registeredAt: new Date(this.clock.now()),
+      })
+      .onConflictDoUpdate({
+        target: [sslKeys.user, sslKeys.pubKey],
+        set: { nickname: meta.nickname ?? '', email: meta.email ?? '' },
+      })
+      .run();
+  }
+
+  /** Removes a key; returns its MD5, or null when the user has no such key. */
+  revoke(user: string, pubKey: string): string | null {
+    const normalized = pubKey.replace(/\s+/g, '');
+    const where = and(eq(sslKeys.user, user), eq(sslKeys.pubKey, normalized));
+    const row = this.db.select({ md5: sslKeys.md5Key }).from(sslKeys).where(where).get();
+    if (!row) return null;
+    this.db.delete(sslKeys).where(where).run();
+    return row.md5;
+  }
+
+  list(user?: string): StoredKey[] {
+    const rows = user
+      ? this.db.select().from(sslKeys).where(eq(sslKeys.user, user)).all()
+      : this.db.select().from(sslKeys).all();
+    return rows.map((r) => ({
+      user: r.user,
+      pubKey: r.pubKey,
+      md5Key: r.md5Key,
+      algorithm: r.algorithm,
+      nickname: r.nickname,
+      email: r.email,
+      registeredAt: r.registeredAt,
+      key: createPublicKey(r.spkiPem),
+    }));
+  }
+
+  checksums(): string[] {
+    return [...new Set(this.db.select({ md5: sslKeys.md5Key }).from(sslKeys).all().map((r) => r.md5))];
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * The one request pipeline every transport calls: parse → identify (no auth) → authenticate →
+ * route → authorize → validate → handler → reply. Transports only translate frames; nothing here
+ * knows whether a request came over WebSocket, REST or a bridge.
+ */
+import { requestEnvelopeSchema, errorEnvelope, responseEnvelope, type ReplyEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { badRequest, HostadmError, notFound, toHostadmError, unauthorized } from '@hostadm/shared/protocol/errors.ts';
+import { adminClasses, rpcClasses, eventOperations } from '@hostadm/shared/api/index.ts';
+import { identify, query } from '@hostadm/shared/api/rpc.ts';
+import type { ClassContract } from '@hostadm/shared/protocol/define.ts';
+import type { ClassImplementation, AnyHandlers } from '../classes/types.ts';
+import type { AgentServices, AuthedContext, Connection, RequestContext } from './context.ts';
+import type { Session } from './sessions.ts';
+import { authorize, subsystemKey, subsystemsFor } from './access.ts';
+import { isAuthOperation, runAuthOperation } from './auth-ops.ts';
+import { fieldErrors, invalidArgs, parseOrThrow } from './validate.ts';
+
+interface ServedClass {
+  contract: ClassContract;
+  handlers: AnyHandlers;
+}
+
+/** Where a request ended, for the audit log and the transport's status code. */
+interface Outcome {
+  reply: ReplyEnvelope;
+  /** Whether the request reached a handler with a session (audited). */
+  user: string | null;
+  action: string;
+}
+
+export class Pipeline {
+  readonly services: AgentServices;
+  private readonly served = new Map<string, ServedClass>();
+
+  constructor(services: AgentServices, implementations: readonly ClassImplementation[]) {
+    this.services = services;
+    for (const impl of implementations) {
+      const handlers = impl.create(services);
+      if (handlers) this.served.set(subsystemKey(impl.contract), { contract: impl.contract, handlers: handlers as AnyHandlers });
+    }
+  }
+
+  /** Contracts of the classes this agent serves, for `query` and help texts. */
+  servedContracts(): ClassContract[] {
+    return [...this.served.values()].map((s) => s.contract);
+  }
+
+  /**
+   * Handles one raw frame (a JSON string or an already-parsed object). Resolves with the reply
+   * envelope; never rejects.
+   */
+  async handle(connection: Connection, raw: unknown): Promise<ReplyEnvelope> {
+    let id = '';
+    let namespace = 'rpc';
+    let name = '';
+    let action = '';
+    let session: Session | null = null;
+    let reply: ReplyEnvelope;
+    try {
+      id = idOf(raw);
+      const parsed = parseFrame(raw);
+      id = parsed.id;
+      namespace = parsed.namespace;
+      name = parsed.name;
+      const outcome = await this.dispatch(connection, parsed);
+      session = outcome.session;
+      action = outcome.action;
+      reply = responseEnvelope(id, namespace, outcome.args);
+      if (session) this.services.sessions.touch(session);
+    } catch (cause) {
+      const err = toHostadmError(cause);
+      if (err.code === 'HOST_ERROR') this.services.logger.error({ err: cause, namespace, name }, 'request failed');
+      // The spec's 401 envelope always carries namespace "rpc".
+      reply = errorEnvelope(id, err.code === 'UNAUTHORIZED' ? 'rpc' : namespace, err.toArgs());
+      session ??= this.currentSession(connection);
+    }
+    if (session && !(namespace === 'rpc' && isAuthOperation(name))) {
+      this.services.audit.record({
+        user: session.user,
+        address: connection.address,
+        transport: connection.transport,
+        namespace,
+        name,
+        action,
+        code: reply.name === 'error' ? reply.args.code : 200,
+      });
+    }
+    return reply;
+  }
+
+  /** The session the connection holds, or null (unknown, expired, or moved to another connection). */
+  currentSession(connection: Connection): Session | null {
+    if (!connection.token) return null;
+    const session = this.services.sessions.lookup(connection.token);
+    // REST presents its token on every call; a socket holds the one it signed in or resumed with.
+    if (!session || (connection.transport !== 'rest' && session.connectionId !== connection.id)) {
+      connection.token = null;
+      return null;
+    }
+    return session;
+  }
+
+  private async dispatch(
+    connection: Connection,
+    req: { namespace: string; name: string; args: unknown },
+  ): Promise<{ args: unknown; session: Session | null; action: string }> {
+    const { services } = this;
+    const base: RequestContext = { services, connection, session: null };
+
+    if (req.namespace === 'rpc' && req.name === 'identify') {
+      return { args: identify.reply.parse({ type: 'server', hostname: await services.platform.hostname() }), session: null, action: '' };
+    }
+    if (req.namespace === 'rpc' && isAuthOperation(req.name)) {
+      const args = await runAuthOperation(req.name, req.args, base);
+      return { args, session: null, action: '' };
+    }
+
+    const session = this.currentSession(connection);
+    if (!session) throw unauthorized();
+    const ctx: AuthedContext = { ...base, session };
+
+    if (req.namespace === 'events') return { args: this.events(req.name, req.args, ctx), session, action: '' };
+    if (req.namespace === 'rpc' && req.name === 'query') {
+      return { args: query.reply.parse(subsystemsFor(session, this.servedContracts())), session, action: '' };
+    }
+
+    const contract = lookupContract(req.namespace, req.name);
+    if (!contract) throw notFound(`unknown class ${req.namespace}/${req.name}`);
+    const served = this.served.get(subsystemKey(contract));
+    if (!served) throw notFound(`${subsystemKey(contract)} is not available on this host (platform ${services.platform.kind})`);
+
+    const { action, rest } = splitAction(req.args, contract);
+    const actionContract = contract.actions[action];
+    const handler = served.handlers[action];
+    if (!actionContract || !handler) throw new Error(`contract/handler mismatch for ${subsystemKey(contract)} ${action}`);
+    authorize(session, contract, action, actionContract.access);
+    const args = parseOrThrow(actionContract.args, rest, `${subsystemKey(contract)} ${action}`);
+    const result = await handler(args, ctx);
+    if (services.config.strictReplies) {
+      const check = actionContract.reply.safeParse(result);
+      if (!check.success) {
+        throw new HostadmError('HOST_ERROR', `reply of ${subsystemKey(contract)} ${action} breaks its contract: ${JSON.stringify(fieldErrors(check.error))}`);
+      }
+    }
+    return { args: result, session, action };
+  }
+
+  private events(name: string, rawArgs: unknown, ctx: AuthedContext): unknown {
+    const { connection, services } = ctx;
+    if (!connection.push) throw notFound('events exist over WebSocket only');
+    const push = connection.push.bind(connection);
+    if (name === 'subscribe') {
+      const names = parseOrThrow(eventOperations.subscribe.args, rawArgs, 'events/subscribe');
+      services.events.subscribe({ id: connection.id, push }, names);
+      return { subscribe: names };
+    }
+    if (name === 'unsubscribe') {
+      const names = parseOrThrow(eventOperations.unsubscribe.args, rawArgs, 'events/unsubscribe');
+      services.events.unsubscribe(connection.id, names);
+      return { unsubscribe: names };
+    }
+    throw notFound(`unknown events request ${name}; expected subscribe or unsubscribe`);
+  }
+}
+
+function parseFrame(raw: unknown): { id: string; namespace: string; name: string; args: unknown } {
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw badRequest('the request is not valid JSON');
+    }
+  }
+  const result = requestEnvelopeSchema.safeParse(value);
+  if (!result.success) throw invalidArgs(result.error, 'the request envelope');
+  return { ...result.data, args: result.data.args };
+}
+
+/** The request's id when it has a usable one, so even a malformed request's error can be matched. */
+function idOf(raw: unknown): string {
+  return raw !== null && typeof raw === 'object' && 'id' in raw && (typeof raw.id === 'string' || typeof raw.id === 'number')
+    ? String(raw.id)
+    : '';
+}
+
+function lookupContract(namespace: string, name: string): ClassContract | undefined {
+  const table: Record<string, ClassContract> | undefined =
+    namespace === 'admin' ? adminClasses : namespace === 'rpc' ? rpcClasses : undefined;
+  if (!table || !Object.hasOwn(table, name)) return undefined;
+  return table[name];
+}
+
+/** Separates `action` from the arguments and resolves the original's alternative spellings. */
+function splitAction(args: unknown, contract: ClassContract): { action: string; rest: Record<string, unknown> } {
+  const label = subsystemKey(contract);
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+    throw badRequest(`args of ${label} must be an object holding \`action\``, [{ field: 'action', message: 'required' }]);
+  }
+  const { action, ...rest } = args as Record<string, unknown>;
+  if (typeof action !== 'string' || action === '') {
+    throw badRequest(`action: required for ${label}`, [{ field: 'action', message: 'required' }]);
+  }
+  const resolved = Object.hasOwn(contract.actions, action) ? action : contract.actionAliases[action];
+  if (!resolved || !Object.hasOwn(contract.actions, resolved)) {
+    const known = Object.keys(contract.actions).join(', ');
+    throw badRequest(`action: unknown action "${action}" of ${label}; expected one of: ${known}`, [{ field: 'action', message: 'unknown action' }]);
+  }
+  return { action: resolved, rest };
+}

@@ -1,0 +1,139 @@
+/**
+ * The WebSocket transport: one request envelope per frame, replies matched by `id`, requests on a
+ * connection handled concurrently. Sign-in requests are ordered: a request sent after an auth
+ * request waits for it, so a pipelined client never races its own sign-in.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket, type RawData } from 'ws';
+import { errorEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
+import type { Connection } from './context.ts';
+import type { Pipeline } from './pipeline.ts';
+import { isAuthOperation } from './auth-ops.ts';
+
+/** Close codes we send (RFC 6455 range plus application codes). */
+export const CLOSE = { normal: 1000, policy: 1008, tooBig: 1009, idle: 4000, unauthenticated: 4001 } as const;
+
+export class WebSocketTransport {
+  private readonly wss: WebSocketServer;
+  private readonly pipeline: Pipeline;
+  private readonly heartbeat: NodeJS.Timeout;
+  private readonly alive = new WeakSet<WebSocket>();
+
+  constructor(pipeline: Pipeline) {
+    this.pipeline = pipeline;
+    // maxPayload makes ws refuse an oversized frame from its header, before buffering the payload.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: pipeline.services.config.maxFrameBytes });
+    this.wss.on('connection', (ws: WebSocket, req: IncomingMessage) => this.accept(ws, req));
+    // Dead peers (no pong within a period) are dropped so their sessions' sockets do not linger.
+    this.heartbeat = setInterval(() => {
+      for (const ws of this.wss.clients) {
+        if (!this.alive.has(ws)) {
+          ws.terminate();
+          continue;
+        }
+        this.alive.delete(ws);
+        ws.ping();
+      }
+    }, 30_000);
+    this.heartbeat.unref();
+  }
+
+  /** Called from the HTTP server's `upgrade` event. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const address = req.socket.remoteAddress ?? '';
+    if (this.pipeline.services.blacklist.isBlocked(address)) {
+      socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req));
+  }
+
+  private accept(ws: WebSocket, req: IncomingMessage): void {
+    const { services } = this.pipeline;
+    const { config, logger } = services;
+    const connection: Connection = {
+      id: randomUUID(),
+      transport: 'websocket',
+      address: req.socket.remoteAddress ?? '',
+      token: null,
+      push: (envelope) => {
+        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(envelope));
+      },
+      close: (code, reason) => ws.close(code, reason),
+    };
+    this.alive.add(ws);
+    ws.on('pong', () => this.alive.add(ws));
+    logger.debug({ connection: connection.id, address: connection.address }, 'websocket connected');
+
+    let inFlight = 0;
+    let authBarrier: Promise<unknown> = Promise.resolve();
+    let idleTimer = setTimeout(() => ws.close(CLOSE.idle, 'idle timeout'), config.idleCloseSeconds * 1000);
+    const unauthTimer = setTimeout(() => {
+      if (!this.pipeline.currentSession(connection)) ws.close(CLOSE.unauthenticated, 'not authenticated');
+    }, config.unauthenticatedCloseSeconds * 1000);
+
+    ws.on('message', (data: RawData) => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => ws.close(CLOSE.idle, 'idle timeout'), config.idleCloseSeconds * 1000);
+      const frame = parseJson(rawToString(data));
+      if (inFlight >= config.maxInFlightPerConnection) {
+        const err = new HostadmError('TOO_MANY_REQUESTS', `more than ${config.maxInFlightPerConnection} requests in flight on this connection`);
+        connection.push?.(errorEnvelope(peekId(frame), 'rpc', err.toArgs()));
+        return;
+      }
+      inFlight++;
+      const isAuth = peekIsAuth(frame);
+      const run = authBarrier.then(() => this.pipeline.handle(connection, frame));
+      if (isAuth) authBarrier = run.catch(() => undefined);
+      run
+        .then((reply) => connection.push?.(reply))
+        .catch((err: unknown) => logger.error({ err }, 'unexpected failure handling a frame'))
+        .finally(() => inFlight--);
+    });
+
+    ws.on('close', () => {
+      clearTimeout(idleTimer);
+      clearTimeout(unauthTimer);
+      services.events.drop(connection.id);
+      services.sslChallenges.forget(connection.id);
+      logger.debug({ connection: connection.id }, 'websocket closed');
+    });
+    ws.on('error', (err) => logger.warn({ err, connection: connection.id }, 'websocket error'));
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.heartbeat);
+    for (const ws of this.wss.clients) ws.close(1001, 'agent shutting down');
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+}
+
+function rawToString(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
+  return data.toString('utf8');
+}
+
+/** The parsed frame, or the raw text when it is not JSON (the pipeline answers that with 400). */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The id of a frame we refuse without handling it, so the client can still match the error. */
+function peekId(frame: unknown): string {
+  return frame && typeof frame === 'object' && 'id' in frame && typeof frame.id === 'string' ? frame.id : '';
+}
+
+function peekIsAuth(frame: unknown): boolean {
+  return (
+    !!frame && typeof frame === 'object' && 'namespace' in frame && frame.namespace === 'rpc' &&
+    'name' in frame && typeof frame.name === 'string' && isAuthOperation(frame.name)
+  );
+}

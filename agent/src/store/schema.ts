@@ -1,0 +1,62 @@
+/**
+ * The agent's SQLite tables (Drizzle). Change a table here, then run `npm run db:generate`
+ * to write the next migration into ./migrations; the agent applies them at start.
+ */
+import { sqliteTable, text, integer, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/** Keys registered with register_ssl_cert; a user may sign in with auth_ssl using any of them. */
+export const sslKeys = sqliteTable(
+  'ssl_keys',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    user: text('user').notNull(),
+    /** base64 of the PEM the client registered (public key or certificate), as listed on the wire. */
+    pubKey: text('pub_key').notNull(),
+    /** base64 MD5 of the SPKI PEM public key (list_ssl_checksums, bridge matching). */
+    md5Key: text('md5_key').notNull(),
+    /** The SPKI PEM used for verification. */
+    spkiPem: text('spki_pem').notNull(),
+    algorithm: text('algorithm', { enum: ['rsa', 'ed25519'] }).notNull(),
+    nickname: text('nickname').notNull().default(''),
+    email: text('email').notNull().default(''),
+    registeredAt: integer('registered_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [uniqueIndex('ssl_keys_user_key').on(t.user, t.pubKey), index('ssl_keys_md5').on(t.md5Key)],
+);
+
+/** Failed logins per address, kept only as long as the counting window. */
+export const authFailures = sqliteTable(
+  'auth_failures',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    address: text('address').notNull(),
+    at: integer('at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [index('auth_failures_address_at').on(t.address, t.at)],
+);
+
+/** Addresses refused until `until`; persisted so a restart does not lift a block. */
+export const blacklist = sqliteTable('blacklist', {
+  address: text('address').primaryKey(),
+  until: integer('until', { mode: 'timestamp_ms' }).notNull(),
+  reason: text('reason').notNull(),
+});
+
+/** Who did what: one row per authenticated request and per sign-in attempt. */
+export const auditLog = sqliteTable(
+  'audit_log',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    at: integer('at', { mode: 'timestamp_ms' }).notNull(),
+    user: text('user').notNull(),
+    address: text('address').notNull(),
+    transport: text('transport').notNull(),
+    namespace: text('namespace').notNull(),
+    name: text('name').notNull(),
+    action: text('action').notNull(),
+    /** 200 for success, otherwise the error code sent. */
+    code: integer('code').notNull(),
+    detail: text('detail').notNull().default(''),
+  },
+  (t) => [index('audit_log_at').on(t.at)],
+);

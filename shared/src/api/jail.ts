@@ -1,0 +1,262 @@
+import { z } from 'zod';
+import { defineClass, action } from '../protocol/define.ts';
+import { keyedBy, noArgs, onOff, safeName, str } from './fields.ts';
+import { PROP_NAME, isPropValue, safePhrase } from './fields-storage.ts';
+
+const jailName = safeName('Jail uuid or tag');
+const poolName = safeName('ZFS pool name');
+
+/** The property names that `getjailsettings` returns for one jail (spec: Jail settings). */
+export const JAIL_SETTING_NAMES = [
+  'allow_chflags', 'allow_mount', 'allow_mount_devfs', 'allow_mount_nullfs', 'allow_mount_procfs', 'allow_mount_tmpfs',
+  'allow_mount_zfs', 'allow_quotas', 'allow_raw_sockets', 'allow_set_hostname', 'allow_socket_af', 'allow_sysvipc',
+  'available', 'boot', 'bpf', 'branch', 'children_max', 'compression', 'compressratio', 'coredumpsize', 'count', 'cpuset',
+  'cputime', 'datasize', 'dedup', 'defaultrouter', 'defaultrouter6', 'devfs_ruleset', 'dhcp', 'enforce_statfs',
+  'exec_clean', 'exec_fib', 'exec_jail_user', 'exec_poststart', 'exec_poststop', 'exec_prestart', 'exec_prestop',
+  'exec_start', 'exec_stop', 'exec_system_jail_user', 'exec_system_user', 'exec_timeout', 'ftpdir', 'ftpfiles', 'ftphost',
+  'ftplocaldir', 'gitlocation', 'hack88', 'host_domainname', 'host_hostname', 'host_hostuuid', 'hostid', 'interfaces',
+  'ip4', 'ip4_addr', 'ip4_autoend', 'ip4_autostart', 'ip4_autosubnet', 'ip4_saddrsel', 'ip6', 'ip6_addr', 'ip6_saddrsel',
+  'istemplate', 'jail_zfs', 'jail_zfs_dataset', 'jail_zfs_mountpoint', 'last_started', 'login_flags', 'maxproc',
+  'memorylocked', 'memoryuse', 'mount_devfs', 'mount_fdescfs', 'mount_linprocfs', 'mount_procfs', 'mountpoint',
+  'msgqqueued', 'msgqsize', 'nmsgq', 'notes', 'nsemop', 'nshm', 'nthr', 'openfiles', 'origin', 'owner', 'pcpu', 'pkglist',
+  'priority', 'pseudoterminals', 'quota', 'release', 'reservation', 'resolver', 'rlimits', 'securelevel', 'shmsize',
+  'stacksize', 'start', 'stop_timeout', 'swapuse', 'sync_stat', 'sync_target', 'sync_tgt_zpool', 'tag', 'template', 'type',
+  'used', 'vmemoryuse', 'vnet', 'vnet0_mac', 'vnet1_mac', 'vnet2_mac', 'vnet3_mac', 'wallclock',
+] as const;
+
+/** `<iface>|<address>[/<prefix>]`, comma-separated: the form of `ip4_addr` / `ip6_addr`. */
+const IP_ADDR_LIST = /^[A-Za-z0-9_.]+\|[0-9A-Fa-f.:]+(\/[0-9]{1,3})?(,[A-Za-z0-9_.]+\|[0-9A-Fa-f.:]+(\/[0-9]{1,3})?)*$/;
+
+/** The reason a `<property>=<value>` list is refused, or null when it is valid. */
+function propsProblem(props: string): string | null {
+  const pairs = props.trim().split(/ +/);
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) return `\`${pair}\` is not <property>=<value>`;
+    const name = pair.slice(0, eq);
+    const value = pair.slice(eq + 1);
+    if (!PROP_NAME.test(name)) return `\`${name}\` is not a property name (lower-case letters, digits, _)`;
+    const ipForm = (name === 'ip4_addr' || name === 'ip6_addr') && IP_ADDR_LIST.test(value);
+    if (!ipForm && !isPropValue(value)) {
+      return `value of \`${name}\` may hold only letters, digits and . , : @ + / % _ - (and <iface>|<address> for ip4_addr/ip6_addr)`;
+    }
+  }
+  return null;
+}
+
+/** Space-separated `<property>=<value>` pairs, each name and value checked. */
+const propsArg = (description: string) =>
+  z
+    .string()
+    .max(4096, 'must be at most 4096 characters')
+    .regex(/^ *[^ ]/, 'must hold at least one <property>=<value> pair')
+    .regex(/^[^\t\r\n]*$/, 'pairs are separated by spaces only')
+    .superRefine((v, ctx) => {
+      const problem = propsProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .describe(description);
+
+/** Output lines of iocage split at the first `:` (label to text). */
+const labelText = (description: string) => keyedBy('Label (text before the first `:`)', str('Text after the label'), description);
+
+export const jailRecord = z
+  .object({
+    boot: onOff('Starts at host boot'),
+    ip4: str('IPv4 address, or `-`'),
+    jid: str('Jail id; `-` when not running'),
+    state: str('Running state: `up` or `down`'),
+    tag: str('Friendly name'),
+    type: str('`basejail` or `thickjail` (iocage may also report `template` or `plugin`)'),
+  })
+  .describe('A jail');
+
+/** Property name to string value; see JAIL_SETTING_NAMES for the full set (mode 2 entries hold `TAG` plus the property). */
+export const jailSettingsRecord = z
+  .record(z.string().describe('Property name (or `TAG` in release mode)'), str('Property value'))
+  .describe('Jail settings: property name to string value');
+
+export const jailUsageRecord = z
+  .object({
+    ava: str('Available space'),
+    crt: str('Compression ratio, for example `1.00x`'),
+    qta: str('Quota'),
+    res: str('Reserved space'),
+    tag: str('Jail name'),
+    use: str('Used space'),
+  })
+  .describe('Jail resource usage');
+
+const progress = keyedBy(
+  'Progress message (`INFO` when nothing was done)',
+  z.string().describe('Empty string, or the INFO text'),
+  'Progress messages with empty-string values; `{INFO: <message>}` when the jail was already in that state',
+);
+
+/** `{<action>: {success: <message>}}`. */
+const successMessage = <K extends string>(key: K, description: string) => {
+  const inner = z.object({ success: str(description) }).describe(description);
+  return z.object({ [key]: inner } as Record<K, typeof inner>);
+};
+
+export const jail = defineClass({
+  namespace: 'admin',
+  name: 'jail',
+  description: 'Jails (operating-system-level virtualization)',
+  limitedAccess: 'read',
+  actions: {
+    listjails: action({
+      description: 'List jails',
+      args: noArgs,
+      reply: z.object({ listjails: keyedBy('Jail uuid', jailRecord, 'Jail records keyed by uuid') }),
+      access: 'read',
+    }),
+    getjailsettings: action({
+      description: 'Show jail properties: one, or all of a jail, or one across downloaded releases (`switches: -r`)',
+      args: z
+        .strictObject({
+          jail: jailName.optional(),
+          prop: z
+            .union([z.literal('all'), z.string().regex(PROP_NAME, 'must be a property name (lower-case letters, digits, _)')])
+            .describe('One property name (see Jail settings), or `all`; default `all` with `jail`')
+            .optional(),
+          switches: z.literal('-r').describe('`-r`: report the property for every downloaded release').optional(),
+        })
+        .refine((a) => a.jail !== undefined || (a.switches !== undefined && a.prop !== undefined && a.prop !== 'all'), {
+          message: 'give `jail` (optionally with `prop`), or `switches: -r` with one `prop`',
+          path: ['jail'],
+        }),
+      reply: z.object({
+        getjailsettings: keyedBy('Jail uuid or tag (release uuid in `-r` mode)', jailSettingsRecord, 'Settings keyed by jail'),
+      }),
+      access: 'read',
+    }),
+    df: action({
+      description: 'Show jail disk usage',
+      args: noArgs,
+      reply: z.object({ df: keyedBy('Jail uuid', jailUsageRecord, 'Usage records keyed by uuid') }),
+      access: 'read',
+    }),
+    startjail: action({
+      description: 'Start a jail',
+      args: z.strictObject({ jail: jailName }),
+      reply: z.object({ startjail: keyedBy('The jail as given', progress, 'Progress of the start, keyed by jail') }),
+      access: 'write',
+    }),
+    stopjail: action({
+      description: 'Stop a jail',
+      args: z.strictObject({ jail: jailName }),
+      reply: z.object({ stopjail: keyedBy('The jail as given', progress, 'Progress of the stop, keyed by jail') }),
+      access: 'write',
+    }),
+    capjail: action({
+      description: 'Re-apply resource limits to a running jail without restarting it',
+      args: z.strictObject({ jail: jailName }),
+      reply: successMessage('capjail', 'Message, `jail <jail> capped.`'),
+      access: 'write',
+    }),
+    clonejail: action({
+      description: 'Clone a jail, optionally with properties that differ from the source',
+      args: z.strictObject({
+        jail: jailName.describe('Source jail uuid or tag'),
+        props: propsArg('Space-separated `<property>=<value>` pairs that differ from the source').optional(),
+      }),
+      reply: z.object({
+        clonejail: z
+          .object({
+            jail: str('The source jail'),
+            props: str('The properties given; empty string when none'),
+            success: labelText('iocage output lines'),
+          })
+          .describe('The clone result'),
+      }),
+      access: 'write',
+    }),
+    createjail: action({
+      description: 'Create a jail from space-separated properties (for example tag and release)',
+      args: z.strictObject({
+        props: propsArg('Space-separated `<property>=<value>` pairs, for example `tag=www release=11.0-RELEASE`'),
+        switches: z.enum(['-b', '-c', '-e']).describe('`-e` empty jail, `-b` basejail, `-c` clone-based (thin) jail').optional(),
+      }),
+      reply: z.object({
+        createjail: z
+          .object({
+            props: str('The properties given'),
+            switches: str('The switches given; empty string when none'),
+            success: z
+              .union([z.object({ uuid: str('uuid of the new empty jail') }).describe('With `-e`'), labelText('iocage output lines')])
+              .describe('`{uuid}` with `-e`, else iocage output lines'),
+          })
+          .describe('The create result'),
+      }),
+      access: 'write',
+    }),
+    destroyjail: action({
+      description: 'Destroy a stopped jail (irreversible, no confirmation; fails when the jail runs)',
+      args: z.strictObject({ jail: jailName }),
+      reply: z.object({
+        destroyjail: z.object({ success: labelText('iocage output lines') }).describe('The destroy result'),
+      }),
+      access: 'write',
+    }),
+    execjail: action({
+      description: 'Run a command inside a jail as a given user',
+      args: z.strictObject({
+        jail: jailName,
+        command: safePhrase('Command and its arguments, separated by spaces (no shell: no pipes, redirections or quotes)', 4096),
+        user: safeName('Account inside the jail that runs the command'),
+      }),
+      reply: z.object({
+        execjail: z.object({ success: labelText('Command output lines') }).describe('The command output'),
+      }),
+      access: 'write',
+    }),
+    cleanjails: action({
+      description: 'Destroy all jail datasets and their data',
+      args: noArgs,
+      reply: successMessage('cleanjails', 'Message, `All jails have been cleaned.`'),
+      access: 'write',
+    }),
+    cleanreleases: action({
+      description: 'Delete all fetched releases (unsafe while basejails exist)',
+      args: noArgs,
+      reply: successMessage('cleanreleases', 'Message, `All RELEASEs have been cleaned.`'),
+      access: 'write',
+    }),
+    cleantemplates: action({
+      description: 'Destroy all jail templates',
+      args: noArgs,
+      reply: successMessage('cleantemplates', 'Message, `All templates have been cleaned.`'),
+      access: 'write',
+    }),
+    cleanall: action({
+      description: 'Destroy everything of the jail system',
+      args: noArgs,
+      reply: successMessage('cleanall', 'Message, `All iocage datasets have been cleaned.`'),
+      access: 'write',
+    }),
+    activatepool: action({
+      description: 'Activate a pool for jails, or without `pool` report the active one',
+      args: z.strictObject({ pool: poolName.describe('Pool to activate; omit to report the active pool').optional() }),
+      reply: z.object({
+        activatepool: z
+          .union([
+            z.object({ success: str('Message, `pool <pool> activated.`') }).describe('With `pool`'),
+            z
+              .object({
+                'currently active': z.object({ pool: str('Active pool name (may carry a leading space)') }).describe('The active pool'),
+              })
+              .describe('Without `pool`'),
+          ])
+          .describe('Activation message, or the active pool'),
+      }),
+      access: 'write',
+    }),
+    deactivatepool: action({
+      description: 'Deactivate a jail pool (no data removed; its jails become inaccessible)',
+      args: z.strictObject({ pool: poolName }),
+      reply: successMessage('deactivatepool', 'Message, `pool <pool> deactivated.`'),
+      access: 'write',
+    }),
+  },
+});
