@@ -209,7 +209,8 @@ export const jail = defineClass({
       reply: z.object({
         execjail: z.object({ success: labelText('Command output lines') }).describe('The command output'),
       }),
-      access: 'write',
+      // Runs any command as any jail user, root included: as strong as dispatcher `run`.
+      access: 'full',
     }),
     cleanjails: action({
       description: 'Destroy all jail datasets and their data',

@@ -1,0 +1,131 @@
+/**
+ * Builds a running agent from options: store, platform, services, pipeline and one HTTP(S) server
+ * carrying both WebSocket and REST. Used by `hostadm agent` and by tests (in-process, free port).
+ */
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { getRequestListener } from '@hono/node-server';
+import pino, { type Logger } from 'pino';
+import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
+import { openStore } from './store/db.ts';
+import { createPlatform } from './platforms/index.ts';
+import type { PlatformKind, Platform } from './platforms/types.ts';
+import { createRunner, type CommandRunner } from './runner/runner.ts';
+import { EventBus } from './events/bus.ts';
+import { SessionStore } from './server/sessions.ts';
+import { Blacklist } from './server/blacklist.ts';
+import { KeyRegistry } from './server/keys.ts';
+import { SslChallenges } from './server/ssl-auth.ts';
+import { Audit } from './server/audit.ts';
+import { Pipeline } from './server/pipeline.ts';
+import { WebSocketTransport } from './server/ws-transport.ts';
+import { createRestApp } from './server/rest-transport.ts';
+import { implementations } from './classes/index.ts';
+import type { AgentConfig, AgentServices, Clock } from './server/context.ts';
+
+export interface AgentOptions {
+  platform: PlatformKind | 'auto';
+  dataDir: string;
+  host: string;
+  port: number;
+  simPassword?: string;
+  adminGroup?: string;
+  tls?: { certFile: string; keyFile: string };
+  config?: Partial<Omit<AgentConfig, 'blacklist'>> & { blacklist?: Partial<AgentConfig['blacklist']> };
+  clock?: Clock;
+  logger?: Logger;
+  /** Replaces the real runner (tests aim the Linux platform at a namespace this way). */
+  runner?: CommandRunner;
+}
+
+export interface RunningAgent {
+  readonly url: string;
+  readonly port: number;
+  readonly services: AgentServices;
+  readonly pipeline: Pipeline;
+  close(): Promise<void>;
+}
+
+export function defaultConfig(overrides: AgentOptions['config'] = {}): AgentConfig {
+  return {
+    tokenTtlSeconds: LIMITS.tokenTtlSeconds,
+    sslWindowSeconds: LIMITS.sslWindowSeconds,
+    idleCloseSeconds: LIMITS.idleCloseSeconds,
+    unauthenticatedCloseSeconds: LIMITS.unauthenticatedCloseSeconds,
+    maxFrameBytes: LIMITS.maxFrameBytes,
+    maxInFlightPerConnection: LIMITS.maxInFlightPerConnection,
+    allowPasswordAuth: true,
+    strictReplies: false,
+    ...overrides,
+    blacklist: {
+      failures: LIMITS.blacklistFailures,
+      windowSeconds: LIMITS.blacklistWindowSeconds,
+      blockSeconds: LIMITS.blacklistBlockSeconds,
+      exemptLoopback: true,
+      ...overrides.blacklist,
+    },
+  };
+}
+
+export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
+  const config = defaultConfig(options.config);
+  const clock = options.clock ?? { now: () => Date.now() };
+  const logger = options.logger ?? pino({ name: 'hostadm-agent' }, pino.destination(2));
+  const store = openStore(options.dataDir);
+  const runner = options.runner ?? createRunner();
+  const platform: Platform = createPlatform(options.platform, {
+    dataDir: options.dataDir,
+    runner,
+    simPassword: options.simPassword,
+    adminGroup: options.adminGroup,
+  });
+  const services: AgentServices = {
+    config,
+    clock,
+    db: store.db,
+    platform,
+    logger,
+    events: new EventBus(),
+    sessions: new SessionStore(clock, config.tokenTtlSeconds),
+    blacklist: new Blacklist(store.db, clock, config.blacklist),
+    keys: new KeyRegistry(store.db, clock),
+    sslChallenges: new SslChallenges(clock, config.sslWindowSeconds),
+    audit: new Audit(store.db, clock),
+  };
+  const pipeline = new Pipeline(services, implementations);
+  const ws = new WebSocketTransport(pipeline);
+  const rest = createRestApp(pipeline);
+  const listener = getRequestListener(rest.fetch);
+  const server: Server = options.tls
+    ? createHttpsServer({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) }, listener)
+    : createHttpServer(listener);
+  server.on('upgrade', (req, socket, head) => ws.handleUpgrade(req, socket, head));
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  const url = `${options.tls ? 'wss' : 'ws'}://${host}:${port}`;
+  logger.info({ url, platform: platform.kind, dataDir: options.dataDir }, 'agent listening');
+
+  let closed = false;
+  return {
+    url,
+    port,
+    services,
+    pipeline,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await ws.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await platform.close();
+      store.close();
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { InvalidArgumentError } from 'commander';
+import pino from 'pino';
+import { startAgent } from '@hostadm/agent/agent.ts';
+import { DEFAULT_SIM_PASSWORD } from '@hostadm/agent/platforms/sim/state.ts';
+import type { AgentCliOptions } from '../main.ts';
+
+export function parseListen(listen: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(listen);
+  const port = Number(match?.[3]);
+  if (!match || port > 65535) throw new InvalidArgumentError(`--listen: expected HOST:PORT, got "${listen}"`);
+  return { host: match[1] ?? match[2] ?? '127.0.0.1', port };
+}
+
+export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
+  const { host, port } = parseListen(opts.listen);
+  if (!!opts.tlsCert !== !!opts.tlsKey) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
+  const logger = pino({ name: 'hostadm-agent', level: opts.logLevel }, pino.destination(2));
+  const agent = await startAgent({
+    platform: opts.platform,
+    dataDir: opts.data,
+    host,
+    port,
+    simPassword: opts.simPassword,
+    adminGroup: opts.adminGroup,
+    tls: opts.tlsCert && opts.tlsKey ? { certFile: opts.tlsCert, keyFile: opts.tlsKey } : undefined,
+    config: { tokenTtlSeconds: opts.tokenTtl, allowPasswordAuth: opts.passwordAuth },
+    logger,
+  });
+  const restUrl = agent.url.replace(/^ws/, 'http');
+  const lines = [
+    `hostadm agent (${agent.services.platform.kind}) listening on ${agent.url}`,
+    `  WebSocket: ${agent.url}   REST: PUT ${restUrl}/admin/<class>, PUT ${restUrl}/rpc/<name>`,
+  ];
+  if (agent.services.platform.kind === 'sim') {
+    const pw = opts.simPassword ?? DEFAULT_SIM_PASSWORD;
+    lines.push(
+      `  Accounts: admin (full access), operator (limited), root; password: ${opts.simPassword ? '(as given by --sim-password)' : pw}`,
+      `  Try:  curl -s -u admin:${opts.simPassword ? '<password>' : pw} -X PUT ${restUrl}/rpc/query`,
+      `        curl -s -X PUT ${restUrl}/rpc/identify`,
+    );
+  }
+  lines.push('  Stop with Ctrl-C.');
+  process.stdout.write(`${lines.join('\n')}\n`);
+
+  const stop = async (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    await agent.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}

@@ -1,0 +1,54 @@
+/**
+ * `hostadm`: one command line for every program. Subcommands load their code lazily so a quick
+ * `hostadm call` does not pay for the agent's imports.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+
+const program = new Command()
+  .name('hostadm')
+  .description('Administer hosts remotely: run an agent, relay through a bridge, call any action')
+  .showHelpAfterError();
+
+program
+  .command('agent')
+  .description('Run the agent that administers this host (WebSocket + REST on one port)')
+  .option('--platform <kind>', 'sim, linux, freebsd or auto', parsePlatform, 'auto')
+  .option('--listen <host:port>', 'address to listen on; port 0 picks a free one', '127.0.0.1:12150')
+  .option('--data <dir>', 'data directory (SQLite store, sim host state)', '/var/db/hostadm')
+  .option('--sim-password <password>', 'password of the sim accounts root, admin and operator (default: hostadm)')
+  .option('--token-ttl <seconds>', 'session token validity without traffic', parsePositiveInt, 300)
+  .option('--tls-cert <file>', 'serve wss/https with this PEM certificate')
+  .option('--tls-key <file>', 'private key for --tls-cert')
+  .option('--admin-group <group>', 'group whose members get full access (default wheel)')
+  .option('--no-password-auth', 'refuse username/password sign-in (keys and tokens only)')
+  .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
+  .action(async (opts: AgentCliOptions) => {
+    const { runAgentCommand } = await import('./commands/agent.ts');
+    await runAgentCommand(opts);
+  });
+
+export interface AgentCliOptions {
+  platform: 'sim' | 'linux' | 'freebsd' | 'auto';
+  listen: string;
+  data: string;
+  simPassword?: string;
+  tokenTtl: number;
+  tlsCert?: string;
+  tlsKey?: string;
+  adminGroup?: string;
+  passwordAuth: boolean;
+  logLevel: string;
+}
+
+function parsePlatform(value: string): AgentCliOptions['platform'] {
+  if (value === 'sim' || value === 'linux' || value === 'freebsd' || value === 'auto') return value;
+  throw new InvalidArgumentError('expected sim, linux, freebsd or auto');
+}
+
+function parsePositiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive whole number');
+  return n;
+}
+
+await program.parseAsync(process.argv);
