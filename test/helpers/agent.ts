@@ -1,0 +1,164 @@
+/**
+ * Test harness: an in-process agent on a free loopback port with its own temporary data directory,
+ * a controllable clock and a silent logger, plus a small WebSocket client that matches replies by id.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import WebSocket from 'ws';
+import { startAgent, type AgentOptions, type RunningAgent } from '@hostadm/agent/agent.ts';
+
+export const SIM_PASSWORD = 'test-pass-1';
+
+export class ManualClock {
+  private offsetMs = 0;
+  now(): number {
+    return Date.now() + this.offsetMs;
+  }
+  advance(seconds: number): void {
+    this.offsetMs += seconds * 1000;
+  }
+}
+
+export interface TestAgent extends RunningAgent {
+  clock: ManualClock;
+  dataDir: string;
+  httpUrl: string;
+  /** Stops the agent and removes its data directory. */
+  dispose(): Promise<void>;
+  /** Stops the agent, keeping its data, and starts a new one on the same directory. */
+  restart(): Promise<TestAgent>;
+}
+
+export async function startTestAgent(overrides: Partial<AgentOptions> = {}, dataDir?: string): Promise<TestAgent> {
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'hostadm-test-'));
+  const clock = new ManualClock();
+  const options: AgentOptions = {
+    platform: 'sim',
+    dataDir: dir,
+    host: '127.0.0.1',
+    port: 0,
+    simPassword: SIM_PASSWORD,
+    clock,
+    logger: pino({ level: process.env.HOSTADM_TEST_LOG ?? 'silent' }),
+    ...overrides,
+    config: { strictReplies: true, ...overrides.config },
+  };
+  const agent = await startAgent(options);
+  const testAgent: TestAgent = Object.assign(agent, {
+    clock,
+    dataDir: dir,
+    httpUrl: agent.url.replace(/^ws/, 'http'),
+    async dispose() {
+      await agent.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+    async restart() {
+      await agent.close();
+      return startTestAgent(overrides, dir);
+    },
+  });
+  return testAgent;
+}
+
+export interface Envelope {
+  id: string;
+  name: string;
+  namespace: string;
+  args: unknown;
+}
+
+/** A WebSocket client for tests: `request` resolves with the reply envelope whose id matches. */
+export class TestClient {
+  readonly ws: WebSocket;
+  readonly events: Envelope[] = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+  private readonly pending = new Map<string, (env: Envelope) => void>();
+  private readonly eventWaiters: Array<(env: Envelope) => void> = [];
+  private seq = 0;
+
+  private constructor(ws: WebSocket) {
+    this.ws = ws;
+    this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    ws.on('message', (data) => {
+      const env = JSON.parse(data.toString()) as Envelope;
+      if (env.namespace === 'events' && env.name === 'event') {
+        this.events.push(env);
+        for (const w of this.eventWaiters.splice(0)) w(env);
+        return;
+      }
+      const resolve = this.pending.get(env.id);
+      if (resolve) {
+        this.pending.delete(env.id);
+        resolve(env);
+      }
+    });
+  }
+
+  static async connect(url: string): Promise<TestClient> {
+    const ws = new WebSocket(url);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+      ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: HTTP ${res.statusCode}`)));
+    });
+    return new TestClient(ws);
+  }
+
+  /** Sends a request envelope and waits for the reply with the same id. */
+  request(namespace: string, name: string, args?: unknown, id = `req-${++this.seq}`): Promise<Envelope> {
+    const reply = new Promise<Envelope>((resolve) => this.pending.set(id, resolve));
+    this.ws.send(JSON.stringify({ id, name, namespace, args }));
+    return reply;
+  }
+
+  /** Sends raw text (malformed frames) and waits for the reply with `expectId`. */
+  sendRaw(text: string | Buffer, expectId = ''): Promise<Envelope> {
+    const reply = new Promise<Envelope>((resolve) => this.pending.set(expectId, resolve));
+    this.ws.send(text);
+    return reply;
+  }
+
+  call(className: string, action: string, args: Record<string, unknown> = {}): Promise<Envelope> {
+    return this.request('admin', className, { action, ...args });
+  }
+
+  async login(username: string, password = SIM_PASSWORD): Promise<string> {
+    const reply = await this.request('rpc', 'auth', { username, password });
+    if (reply.name !== 'response') throw new Error(`login failed: ${JSON.stringify(reply)}`);
+    return (reply.args as [string, number])[0];
+  }
+
+  /** The next event (or one already received that matches). */
+  nextEvent(predicate: (env: Envelope) => boolean = () => true): Promise<Envelope> {
+    const seen = this.events.find(predicate);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve) => {
+      const waiter = (env: Envelope) => (predicate(env) ? resolve(env) : this.eventWaiters.push(waiter));
+      this.eventWaiters.push(waiter);
+    });
+  }
+
+  close(): void {
+    this.ws.terminate();
+  }
+}
+
+/** A REST call; returns the HTTP status and the parsed body. */
+export async function rest(
+  agent: { httpUrl: string },
+  path: string,
+  body: unknown,
+  auth?: { basic?: [string, string]; bearer?: string },
+): Promise<{ status: number; body: { args: unknown } }> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (auth?.basic) headers.authorization = `Basic ${Buffer.from(auth.basic.join(':')).toString('base64')}`;
+  if (auth?.bearer) headers.authorization = `Bearer ${auth.bearer}`;
+  const res = await fetch(`${agent.httpUrl}${path}`, {
+    method: 'PUT',
+    headers,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as { args: unknown } };
+}
