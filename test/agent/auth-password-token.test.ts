@@ -4,7 +4,8 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { hashPassword, type SimStateFile } from '@hostadm/agent/platforms/sim/state.ts';
+import type { SimPlatform } from '@hostadm/agent/platforms/sim/index.ts';
+import { hashPassword, type SimAccounts } from '@hostadm/agent/platforms/sim/accounts.ts';
 import { SIM_PASSWORD, startTestAgent, TestClient, type TestAgent } from '../helpers/agent.ts';
 
 const FULL_QUERY = { 'admin/settings': 'read/write', 'rpc/settings': 'read/write' };
@@ -36,10 +37,15 @@ async function assertRefused(client: TestClient, id: string): Promise<void> {
   assert.deepEqual(await client.request('rpc', 'query', {}, id), unauthorized(id));
 }
 
+function simAccounts(agent: TestAgent) {
+  return (agent.services.platform as SimPlatform).store.slice<SimAccounts>('accounts', () => {
+    throw new Error('the sim host has no accounts slice');
+  });
+}
+
 /** Adds an account with the harness password whose groups give no access (not wheel, not operator). */
 function addUngroupedAccount(agent: TestAgent, name: string): void {
-  const sim = (agent.services.platform as unknown as { sim: SimStateFile }).sim;
-  sim.update((s) => {
+  simAccounts(agent).update((s) => {
     s.accounts[name] = {
       name,
       uid: 2001,
@@ -95,6 +101,11 @@ test('wrong password, unknown user and a user in no allowed group get the identi
 
   // None of them left the connection signed in.
   await assertRefused(client, 'q');
+
+  // Control: the same guest with the same password gets in once a group grants access.
+  simAccounts(agent).update((s) => s.groups.operator?.members.push('guest'));
+  const granted = await client.request('rpc', 'auth', { username: 'guest', password: SIM_PASSWORD }, 'a5');
+  assert.equal(granted.name, 'response');
 });
 
 test('an empty password is refused, even from loopback and for a non-root user', async (t) => {
@@ -179,8 +190,8 @@ test('the token slides: 200 s, a request, 200 s more, and it still works', async
   await assertSignedIn(client, 'at-200');
   agent.clock.advance(200);
   await assertSignedIn(client, 'at-400');
-  agent.clock.advance(299);
-  await assertSignedIn(client, 'at-699');
+  agent.clock.advance(280);
+  await assertSignedIn(client, 'at-680');
 });
 
 test('the token expires after the validity with no traffic', async (t) => {

@@ -51,6 +51,8 @@ export class RecordingRunner implements CommandRunner {
       );
     }
     if (reply.once) this.#used.add(reply);
+    if (reply.stdout) options.onOutput?.(reply.stdout, 'stdout');
+    if (reply.stderr) options.onOutput?.(reply.stderr, 'stderr');
     return {
       argv: full,
       code: reply.code ?? 0,

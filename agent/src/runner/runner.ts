@@ -21,6 +21,10 @@ export interface RunOptions {
   maxOutputBytes?: number;
   /** Aborting kills the process group as a timeout does. Already aborted: rejects without spawning. */
   signal?: AbortSignal;
+  /** Streams output as it arrives (job logs, progress), in addition to the captured result. */
+  onOutput?: (text: string, stream: 'stdout' | 'stderr') => void;
+  /** Told the process id once the command has started. */
+  onSpawn?: (pid: number) => void;
 }
 
 export interface RunResult {
@@ -214,8 +218,16 @@ function execute(argv: string[], options: RunOptions): Promise<RunResult> {
       timers.push(setTimeout(() => { timedOut = true; terminate(); }, timeoutMs));
     }
 
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    const onOutput = options.onOutput;
+    child.stdout.on('data', (chunk: Buffer) => {
+      out.push(chunk);
+      onOutput?.(chunk.toString('utf8'), 'stdout');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      err.push(chunk);
+      onOutput?.(chunk.toString('utf8'), 'stderr');
+    });
+    if (child.pid !== undefined) options.onSpawn?.(child.pid);
     // A command that exits without reading its input makes our write fail with EPIPE; that is its
     // business, and the exit status says what happened.
     child.stdin.on('error', () => {});

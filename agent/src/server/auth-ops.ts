@@ -87,6 +87,7 @@ function tokenResume(token: string, ctx: RequestContext): TokenReply {
   if (!session) throw unauthorized();
   // Resuming moves the token to this connection; the one that held it loses it.
   if (connection.token && connection.token !== token) services.sessions.revoke(connection.token);
+  if (session.connectionId !== connection.id) services.events.drop(session.connectionId);
   session.connectionId = connection.id;
   connection.token = session.token;
   services.sessions.touch(session);

@@ -62,9 +62,8 @@ export class Pipeline {
       id = parsed.id;
       namespace = parsed.namespace;
       name = parsed.name;
-      const outcome = await this.dispatch(connection, parsed);
+      const outcome = await this.dispatch(connection, parsed, (resolved) => (action = resolved));
       session = outcome.session;
-      action = outcome.action;
       reply = responseEnvelope(id, namespace, outcome.args);
       if (session) this.services.sessions.touch(session);
     } catch (cause) {
@@ -100,9 +99,11 @@ export class Pipeline {
     return session;
   }
 
+  /** `noteAction` learns the action as soon as it is known, so a refused request is audited with it. */
   private async dispatch(
     connection: Connection,
     req: { namespace: string; name: string; args: unknown },
+    noteAction: (action: string) => void,
   ): Promise<{ args: unknown; session: Session | null; action: string }> {
     const { services } = this;
     const base: RequestContext = { services, connection, session: null };
@@ -129,7 +130,11 @@ export class Pipeline {
     const served = this.served.get(subsystemKey(contract));
     if (!served) throw notFound(`${subsystemKey(contract)} is not available on this host (platform ${services.platform.kind})`);
 
+    if (req.args !== null && typeof req.args === 'object' && 'action' in req.args && typeof req.args.action === 'string') {
+      noteAction(req.args.action);
+    }
     const { action, rest } = splitAction(req.args, contract);
+    noteAction(action);
     const actionContract = contract.actions[action];
     const handler = served.handlers[action];
     if (!actionContract || !handler) throw new Error(`contract/handler mismatch for ${subsystemKey(contract)} ${action}`);
@@ -148,7 +153,13 @@ export class Pipeline {
   private events(name: string, rawArgs: unknown, ctx: AuthedContext): unknown {
     const { connection, services } = ctx;
     if (!connection.push) throw notFound('events exist over WebSocket only');
-    const push = connection.push.bind(connection);
+    const deliver = connection.push.bind(connection);
+    // Events are for signed-in connections only: once the session expires or moves to another
+    // connection, the subscription ends instead of leaking job output to a signed-out socket.
+    const push = (envelope: unknown) => {
+      if (this.currentSession(connection)) deliver(envelope);
+      else services.events.drop(connection.id);
+    };
     if (name === 'subscribe') {
       const names = parseOrThrow(eventOperations.subscribe.args, rawArgs, 'events/subscribe');
       services.events.subscribe({ id: connection.id, push }, names);

@@ -9,8 +9,14 @@ export function fieldErrors(error: z.ZodError, prefix = ''): FieldError[] {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) out.push({ field: [base, key].filter(Boolean).join('.'), message: 'unknown argument' });
     } else if (issue.code === 'invalid_union' && issue.errors.length > 0) {
-      // A union's message is "invalid input"; the branch with the fewest problems says what is wrong.
-      const best = issue.errors.reduce((a, b) => (b.length < a.length ? b : a));
+      // A union's message is "invalid input". The branch that got furthest says what is wrong: first
+      // the one whose type matched at the top (no root type mismatch), then the one with fewest problems.
+      const rootMismatches = (branch: readonly z.core.$ZodIssue[]) =>
+        branch.filter((i) => i.code === 'invalid_type' && i.path.length === 0).length;
+      const best = issue.errors.reduce((a, b) => {
+        const byType = rootMismatches(b) - rootMismatches(a);
+        return byType < 0 || (byType === 0 && b.length < a.length) ? b : a;
+      });
       if (best.length > 0) {
         for (const sub of best) {
           const field = [base, ...sub.path.map(String)].filter(Boolean).join('.');

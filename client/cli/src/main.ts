@@ -13,7 +13,7 @@ program
   .command('agent')
   .description('Run the agent that administers this host (WebSocket + REST on one port)')
   .option('--platform <kind>', 'sim, linux, freebsd or auto', parsePlatform, 'auto')
-  .option('--listen <host:port>', 'address to listen on; port 0 picks a free one', '127.0.0.1:12150')
+  .option('--listen <host:port>', 'address to listen on; port 0 picks a free one', parseListen, parseListen('127.0.0.1:12150'))
   .option('--data <dir>', 'data directory (SQLite store, sim host state)', '/var/db/hostadm')
   .option('--sim-password <password>', 'password of the sim accounts root, admin and operator (default: hostadm)')
   .option('--token-ttl <seconds>', 'session token validity without traffic', parsePositiveInt, 300)
@@ -29,7 +29,7 @@ program
 
 export interface AgentCliOptions {
   platform: 'sim' | 'linux' | 'freebsd' | 'auto';
-  listen: string;
+  listen: { host: string; port: number };
   data: string;
   simPassword?: string;
   tokenTtl: number;
@@ -43,6 +43,13 @@ export interface AgentCliOptions {
 function parsePlatform(value: string): AgentCliOptions['platform'] {
   if (value === 'sim' || value === 'linux' || value === 'freebsd' || value === 'auto') return value;
   throw new InvalidArgumentError('expected sim, linux, freebsd or auto');
+}
+
+function parseListen(listen: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:\s]+)):(\d{1,5})$/.exec(listen);
+  const port = Number(match?.[3]);
+  if (!match || port > 65535) throw new InvalidArgumentError('expected HOST:PORT, for example 127.0.0.1:12150 (port 0 picks a free one)');
+  return { host: match[1] ?? match[2] ?? '127.0.0.1', port };
 }
 
 function parsePositiveInt(value: string): number {

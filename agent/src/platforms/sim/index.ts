@@ -1,34 +1,36 @@
 import { join } from 'node:path';
 import type { Platform, PlatformOptions } from '../types.ts';
-import { SimStateFile, checkPassword } from './state.ts';
+import { SimStore } from './store.ts';
+import { accountsSlice, checkPassword, groupsOfAccount } from './accounts.ts';
+
+export interface SimPlatform extends Platform {
+  readonly store: SimStore;
+}
 
 /** A simulated FreeBSD host whose state lives in `<data>/sim/state.json`. */
-export function createSimPlatform(options: PlatformOptions): Platform & { readonly sim: SimStateFile } {
-  const sim = new SimStateFile(join(options.dataDir, 'sim', 'state.json'), { password: options.simPassword });
+export function createSimPlatform(options: PlatformOptions): SimPlatform {
+  const store = new SimStore(join(options.dataDir, 'sim', 'state.json'));
+  const accounts = accountsSlice(store, options.simPassword);
+  const host = store.slice('host', () => ({ hostname: 'simhost' }));
   return {
     kind: 'sim',
     adminGroup: 'wheel',
     limitedGroup: 'operator',
     runner: options.runner,
-    sim,
+    store,
     ports: {},
     accounts: {
       async verifyPassword(user, password) {
-        const acct = sim.state.accounts[user];
+        const acct = accounts.get().accounts[user];
         if (!acct || acct.password === '*') return false;
         return checkPassword(acct.password, password);
       },
       async groupsOf(user) {
-        const acct = sim.state.accounts[user];
-        if (!acct) return null;
-        const groups = Object.values(sim.state.groups);
-        const primary = groups.find((g) => g.gid === acct.gid)?.name;
-        const secondary = groups.filter((g) => g.members.includes(user)).map((g) => g.name);
-        return [...new Set([...(primary ? [primary] : []), ...secondary])];
+        return groupsOfAccount(accounts.get(), user);
       },
     },
     async hostname() {
-      return sim.state.hostname;
+      return host.get().hostname;
     },
     async close() {},
   };

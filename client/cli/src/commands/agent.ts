@@ -1,19 +1,14 @@
-import { InvalidArgumentError } from 'commander';
 import pino from 'pino';
 import { startAgent } from '@hostadm/agent/agent.ts';
-import { DEFAULT_SIM_PASSWORD } from '@hostadm/agent/platforms/sim/state.ts';
+import { DEFAULT_SIM_PASSWORD } from '@hostadm/agent/platforms/sim/accounts.ts';
 import type { AgentCliOptions } from '../main.ts';
 
-export function parseListen(listen: string): { host: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(listen);
-  const port = Number(match?.[3]);
-  if (!match || port > 65535) throw new InvalidArgumentError(`--listen: expected HOST:PORT, got "${listen}"`);
-  return { host: match[1] ?? match[2] ?? '127.0.0.1', port };
-}
-
 export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
-  const { host, port } = parseListen(opts.listen);
-  if (!!opts.tlsCert !== !!opts.tlsKey) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
+  const { host, port } = opts.listen;
+  if (!!opts.tlsCert !== !!opts.tlsKey) {
+    process.stderr.write('error: --tls-cert and --tls-key go together\n');
+    process.exit(2);
+  }
   const logger = pino({ name: 'hostadm-agent', level: opts.logLevel }, pino.destination(2));
   const agent = await startAgent({
     platform: opts.platform,
