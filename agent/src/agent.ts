@@ -38,6 +38,9 @@ export interface AgentOptions {
   logger?: Logger;
   /** Replaces the real runner (tests aim the Linux platform at a namespace this way). */
   runner?: CommandRunner;
+  /** Linux: read /proc and /sys from here (tests: a fake tree). */
+  procRoot?: string;
+  sysRoot?: string;
 }
 
 export interface RunningAgent {
@@ -80,6 +83,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     runner,
     simPassword: options.simPassword,
     adminGroup: options.adminGroup,
+    procRoot: options.procRoot,
+    sysRoot: options.sysRoot,
   });
   const services: AgentServices = {
     config,

@@ -16,11 +16,12 @@ export interface AccountsPort {
 }
 
 /**
- * Ports of the admin classes. Each later class adds its port type here and its implementation as
- * `platforms/<kind>/<class>.ts`; a platform leaves a class out when it cannot serve it, and `query`
- * then does not list it.
+ * Ports of the admin classes: one line per class, its type declared in `ports/<class>.ts` and
+ * implemented as `platforms/<kind>/<class>.ts`. A platform leaves a class out when it cannot serve
+ * it, and `query` then does not list it.
  */
-export interface ClassPorts {}
+export interface ClassPorts {
+}
 
 export interface Platform {
   readonly kind: PlatformKind;
@@ -39,6 +40,12 @@ export interface Platform {
 export interface PlatformOptions {
   dataDir: string;
   runner: CommandRunner;
+  /**
+   * Linux: where /proc and /sys are read from (tests point these at a fake tree for what this
+   * machine lacks: batteries, thermal zones). Default `/proc`, `/sys`.
+   */
+  procRoot?: string;
+  sysRoot?: string;
   /** Sim only: the password of the built-in accounts; when set it also resets them on an existing host. */
   simPassword?: string;
   /** Linux/FreeBSD: override the full-access group. */

@@ -1,17 +1,31 @@
 import { hostname } from 'node:os';
 import { unsupported } from '@hostadm/shared/protocol/errors.ts';
-import type { Platform, PlatformOptions } from '../types.ts';
+import type { ClassPorts, Platform, PlatformOptions } from '../types.ts';
+import type { CommandRunner } from '../../runner/runner.ts';
 import { groupsFromId } from '../accounts-id.ts';
 
-/** The real FreeBSD host (the interface's home). Class ports are added per class. */
+/** What every FreeBSD class port is built from. All host access goes through `runner`. */
+export interface FreebsdContext {
+  readonly runner: CommandRunner;
+  readonly dataDir: string;
+}
+
+/** One line per class that FreeBSD serves. */
+function freebsdPorts(_ctx: FreebsdContext): Partial<ClassPorts> {
+  return {
+  };
+}
+
+/** The real FreeBSD host (the interface's home). */
 export function createFreebsdPlatform(options: PlatformOptions): Platform {
   const runner = options.runner;
+  const ctx: FreebsdContext = { runner, dataDir: options.dataDir };
   return {
     kind: 'freebsd',
     adminGroup: options.adminGroup ?? 'wheel',
     limitedGroup: 'operator',
     runner,
-    ports: {},
+    ports: freebsdPorts(ctx),
     accounts: {
       async verifyPassword() {
         throw unsupported('password sign-in is not available on the freebsd platform yet; use auth_ssl');
@@ -19,7 +33,8 @@ export function createFreebsdPlatform(options: PlatformOptions): Platform {
       groupsOf: (user) => groupsFromId(runner, user),
     },
     async hostname() {
-      return hostname().split('.')[0] ?? hostname();
+      const result = await runner.run(['hostname', '-s'], { timeoutMs: 5000 });
+      return result.code === 0 ? result.stdout.trim() : (hostname().split('.')[0] ?? hostname());
     },
     async close() {},
   };

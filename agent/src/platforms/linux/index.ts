@@ -1,17 +1,38 @@
 import { hostname } from 'node:os';
 import { unsupported } from '@hostadm/shared/protocol/errors.ts';
-import type { Platform, PlatformOptions } from '../types.ts';
+import type { ClassPorts, Platform, PlatformOptions } from '../types.ts';
+import type { CommandRunner } from '../../runner/runner.ts';
 import { groupsFromId } from '../accounts-id.ts';
 
-/** The real Linux host. Class ports are added per class (users, services, ...). */
+/** What every Linux class port is built from. All host access goes through `runner` or the roots. */
+export interface LinuxContext {
+  readonly runner: CommandRunner;
+  readonly procRoot: string;
+  readonly sysRoot: string;
+  readonly dataDir: string;
+}
+
+/** One line per class that Linux serves. */
+function linuxPorts(_ctx: LinuxContext): Partial<ClassPorts> {
+  return {
+  };
+}
+
+/** The real Linux host. */
 export function createLinuxPlatform(options: PlatformOptions): Platform {
   const runner = options.runner;
+  const ctx: LinuxContext = {
+    runner,
+    procRoot: options.procRoot ?? '/proc',
+    sysRoot: options.sysRoot ?? '/sys',
+    dataDir: options.dataDir,
+  };
   return {
     kind: 'linux',
     adminGroup: options.adminGroup ?? 'wheel',
     limitedGroup: 'operator',
     runner,
-    ports: {},
+    ports: linuxPorts(ctx),
     accounts: {
       async verifyPassword() {
         // Password sign-in against the system's hashes comes with the users class (PAM); until then
@@ -21,7 +42,9 @@ export function createLinuxPlatform(options: PlatformOptions): Platform {
       groupsOf: (user) => groupsFromId(runner, user),
     },
     async hostname() {
-      return hostname().split('.')[0] ?? hostname();
+      const result = await runner.run(['hostname'], { timeoutMs: 5000 });
+      const name = result.code === 0 ? result.stdout.trim() : hostname();
+      return name.split('.')[0] || name;
     },
     async close() {},
   };

@@ -1,10 +1,24 @@
 import { join } from 'node:path';
-import type { Platform, PlatformOptions } from '../types.ts';
-import { SimStore } from './store.ts';
-import { accountsSlice, checkPassword, groupsOfAccount } from './accounts.ts';
+import type { ClassPorts, Platform, PlatformOptions } from '../types.ts';
+import { SimStore, type SimSlice } from './store.ts';
+import { accountsSlice, checkPassword, groupsOfAccount, type SimAccounts } from './accounts.ts';
 
 export interface SimPlatform extends Platform {
   readonly store: SimStore;
+}
+
+/** What every sim class port is built from. */
+export interface SimContext {
+  readonly store: SimStore;
+  readonly accounts: SimSlice<SimAccounts>;
+  readonly host: SimSlice<{ hostname: string }>;
+  readonly dataDir: string;
+}
+
+/** One line per class that the simulated host serves. */
+function simPorts(_ctx: SimContext): Partial<ClassPorts> {
+  return {
+  };
 }
 
 /** A simulated FreeBSD host whose state lives in `<data>/sim/state.json`. */
@@ -12,13 +26,14 @@ export function createSimPlatform(options: PlatformOptions): SimPlatform {
   const store = new SimStore(join(options.dataDir, 'sim', 'state.json'));
   const accounts = accountsSlice(store, options.simPassword);
   const host = store.slice('host', () => ({ hostname: 'simhost' }));
+  const ctx: SimContext = { store, accounts, host, dataDir: options.dataDir };
   return {
     kind: 'sim',
     adminGroup: 'wheel',
     limitedGroup: 'operator',
     runner: options.runner,
     store,
-    ports: {},
+    ports: simPorts(ctx),
     accounts: {
       async verifyPassword(user, password) {
         const acct = accounts.get().accounts[user];
