@@ -22,7 +22,9 @@ type TokenReply = [string, number];
 export async function runAuthOperation(name: AuthOperation, rawArgs: unknown, ctx: RequestContext): Promise<unknown> {
   const { services, connection } = ctx;
   if (name === 'auth_clear') {
-    if (connection.token) services.sessions.revoke(connection.token);
+    // Only the holder signs out: a connection whose token has moved elsewhere must not end it there.
+    const held = connection.token ? services.sessions.lookup(connection.token) : null;
+    if (held && (connection.transport === 'rest' || held.connectionId === connection.id)) services.sessions.revoke(held.token);
     connection.token = null;
     services.events.drop(connection.id);
     services.sslChallenges.forget(connection.id);
@@ -36,14 +38,15 @@ export async function runAuthOperation(name: AuthOperation, rawArgs: unknown, ct
       case 'auth_token':
         return tokenResume(parseOrThrow(authToken.args, rawArgs, 'rpc/auth_token').token, ctx);
       case 'auth_ssl':
-        return sslSignIn(rawArgs, ctx);
+        return await sslSignIn(rawArgs, ctx);
     }
   } catch (err) {
     if (err instanceof HostadmError && err.code === 'UNAUTHORIZED') {
       services.audit.record({ user: '', address: connection.address, transport: connection.transport, namespace: 'rpc', name, action: '', code: 401 });
       if (services.blacklist.recordFailure(connection.address)) {
         services.logger.warn({ address: connection.address }, 'address blacklisted after repeated failed sign-ins');
-        connection.close?.(1008, 'Too many failed sign-ins');
+        // The 401 goes out first; the transport closes the connection after sending it.
+        connection.closeAfterReply = { code: 1008, reason: 'Too many failed sign-ins' };
       }
     }
     throw err;
@@ -77,7 +80,6 @@ async function startSession(user: string, method: Session['method'], ctx: Reques
   if (connection.token) services.sessions.revoke(connection.token);
   const session = services.sessions.create({ user, level, groups, method, connectionId: connection.id, keyMd5 });
   connection.token = session.token;
-  services.blacklist.recordSuccess(connection.address);
   return [session.token, services.sessions.secondsLeft(session)];
 }
 
@@ -91,13 +93,18 @@ function tokenResume(token: string, ctx: RequestContext): TokenReply {
   session.connectionId = connection.id;
   connection.token = session.token;
   services.sessions.touch(session);
-  services.blacklist.recordSuccess(connection.address);
   return [session.token, services.sessions.secondsLeft(session)];
 }
 
 async function sslSignIn(rawArgs: unknown, ctx: RequestContext): Promise<unknown> {
   const { services, connection } = ctx;
   // The original treated any non-object as stage 1; keep that (null, "", "junk").
+  if (connection.transport === 'rest') {
+    // The challenge is bound to a connection; a REST call is one, so stage 2 could never follow.
+    throw badRequest('auth_ssl needs a WebSocket connection (the test string is bound to it); over REST use Basic or Bearer', [
+      { field: '(args)', message: 'not available over REST' },
+    ]);
+  }
   if (rawArgs === undefined || rawArgs === null || typeof rawArgs !== 'object') {
     return { test_string: services.sslChallenges.issue(connection.id) };
   }

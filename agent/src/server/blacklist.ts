@@ -1,7 +1,8 @@
 /**
  * Refuses addresses with too many failed sign-ins: `failures` within `windowSeconds` blocks the
  * address for `blockSeconds`. Counts and blocks are in SQLite, so restarting the agent does not
- * lift a block. Loopback is never blocked: a local admin must always be able to get in.
+ * lift a block. A success does not reset the count (failures simply age out of the window): else an
+ * attacker with any account could interleave its own sign-ins with guesses at another's password. Loopback is never blocked: a local admin must always be able to get in.
  */
 import { and, eq, gt, lt } from 'drizzle-orm';
 import { isIP } from 'node:net';
@@ -61,10 +62,5 @@ export class Blacklist {
       tx.delete(authFailures).where(eq(authFailures.address, address)).run();
       return true;
     });
-  }
-
-  /** A successful sign-in forgets earlier failures from that address. */
-  recordSuccess(address: string): void {
-    this.db.delete(authFailures).where(eq(authFailures.address, address)).run();
   }
 }

@@ -27,6 +27,8 @@ export interface Connection {
   push?(envelope: unknown): void;
   /** Close the connection (blacklisted, expired); absent for REST. */
   close?(code: number, reason: string): void;
+  /** Set by the pipeline when the connection must close once the current reply is sent. */
+  closeAfterReply?: { code: number; reason: string };
 }
 
 export interface AgentConfig {

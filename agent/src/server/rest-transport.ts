@@ -48,8 +48,10 @@ export function createRestApp(pipeline: Pipeline): Hono {
     const connection: Connection = { id: randomUUID(), transport: 'rest', address, token: null };
     const name = c.req.param('name') ?? '';
     let signedInForThisCall = false;
+    // The auth operations authenticate themselves; a header on them would only mint a throwaway session.
+    const isAuthCall = namespace === 'rpc' && (name === 'auth' || name === 'auth_token' || name === 'auth_ssl');
     try {
-      signedInForThisCall = await authenticateHeader(c.req.header('authorization'), connection, pipeline);
+      if (!isAuthCall) signedInForThisCall = await authenticateHeader(c.req.header('authorization'), connection, pipeline);
     } catch (cause) {
       return errorResponse(c, toHostadmError(cause));
     }

@@ -89,7 +89,10 @@ export class WebSocketTransport {
       const run = authBarrier.then(() => this.pipeline.handle(connection, frame));
       if (isAuth) authBarrier = run.catch(() => undefined);
       run
-        .then((reply) => connection.push?.(reply))
+        .then((reply) => {
+          connection.push?.(reply);
+          if (connection.closeAfterReply) ws.close(connection.closeAfterReply.code, connection.closeAfterReply.reason);
+        })
         .catch((err: unknown) => logger.error({ err }, 'unexpected failure handling a frame'))
         .finally(() => inFlight--);
     });
