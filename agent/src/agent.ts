@@ -23,6 +23,10 @@ import { Pipeline } from './server/pipeline.ts';
 import { WebSocketTransport } from './server/ws-transport.ts';
 import { createRestApp } from './server/rest-transport.ts';
 import { implementations } from './classes/index.ts';
+import { Dispatcher } from './jobs/dispatcher.ts';
+import { JobStore } from './jobs/job-store.ts';
+import { runJobType } from './jobs/run-job.ts';
+import { DEFAULT_DISPATCHER_CONFIG, type DispatcherConfig } from './jobs/types.ts';
 import type { AgentConfig, AgentServices, Clock } from './server/context.ts';
 
 export interface AgentOptions {
@@ -38,6 +42,7 @@ export interface AgentOptions {
   logger?: Logger;
   /** Replaces the real runner (tests aim the Linux platform at a namespace this way). */
   runner?: CommandRunner;
+  dispatcher?: Partial<DispatcherConfig>;
   /** Linux: read /proc and /sys from here (tests: a fake tree). */
   procRoot?: string;
   sysRoot?: string;
@@ -86,20 +91,33 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     procRoot: options.procRoot,
     sysRoot: options.sysRoot,
   });
+  const events = new EventBus();
+  const jobs = new Dispatcher({
+    store: new JobStore(store.db),
+    runner: platform.runner,
+    events,
+    clock,
+    logger,
+    config: { ...DEFAULT_DISPATCHER_CONFIG, ...options.dispatcher },
+  });
+  jobs.register(runJobType);
   const services: AgentServices = {
     config,
     clock,
     db: store.db,
     platform,
     logger,
-    events: new EventBus(),
+    events,
+    jobs,
     sessions: new SessionStore(clock, config.tokenTtlSeconds),
     blacklist: new Blacklist(store.db, clock, config.blacklist),
     keys: new KeyRegistry(store.db, clock),
     sslChallenges: new SslChallenges(clock, config.sslWindowSeconds),
     audit: new Audit(store.db, clock),
   };
+  // Classes register their job types while the pipeline builds them; then accepted jobs resume.
   const pipeline = new Pipeline(services, implementations);
+  jobs.restore();
   const ws = new WebSocketTransport(pipeline);
   const rest = createRestApp(pipeline);
   const listener = getRequestListener(rest.fetch);
@@ -126,6 +144,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     async close() {
       if (closed) return;
       closed = true;
+      await jobs.close();
       await ws.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

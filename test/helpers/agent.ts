@@ -162,3 +162,17 @@ export async function rest(
   });
   return { status: res.status, body: (await res.json()) as { args: unknown } };
 }
+
+/**
+ * `query` as a full-access user: every subsystem listed is `read/write`, and the settings classes
+ * that every platform serves are there. (Which other classes appear depends on the platform.)
+ */
+export function assertFullQuery(args: unknown): void {
+  if (!args || typeof args !== 'object' || Array.isArray(args)) throw new Error(`query reply is not an object: ${JSON.stringify(args)}`);
+  const entries = Object.entries(args);
+  const notFull = entries.filter(([, v]) => v !== 'read/write');
+  if (notFull.length > 0) throw new Error(`not read/write for a full-access user: ${JSON.stringify(notFull)}`);
+  for (const key of ['admin/settings', 'rpc/settings', 'rpc/dispatcher']) {
+    if (!Object.hasOwn(args, key)) throw new Error(`query lacks ${key}: ${JSON.stringify(args)}`);
+  }
+}

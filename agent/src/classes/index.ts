@@ -4,5 +4,6 @@
  */
 import type { ClassImplementation } from './types.ts';
 import { adminSettingsImpl, rpcSettingsImpl } from './settings.ts';
+import { dispatcherImpl } from './dispatcher.ts';
 
-export const implementations: readonly ClassImplementation[] = [adminSettingsImpl, rpcSettingsImpl] as readonly ClassImplementation[];
+export const implementations: readonly ClassImplementation[] = [adminSettingsImpl, rpcSettingsImpl, dispatcherImpl] as readonly ClassImplementation[];

@@ -187,6 +187,8 @@ function execute(argv: string[], options: RunOptions): Promise<RunResult> {
 
     const finish = (failed?: { code: number; stderr: string }): void => {
       if (!settle()) return;
+      // A command that never started still owes its stream listeners the explanation.
+      if (failed) options.onOutput?.(failed.stderr, 'stderr');
       resolve({
         argv,
         code: failed ? failed.code : code,

@@ -8,6 +8,7 @@ import type { SessionStore, Session } from './sessions.ts';
 import type { Blacklist } from './blacklist.ts';
 import type { SslChallenges } from './ssl-auth.ts';
 import type { KeyRegistry } from './keys.ts';
+import type { Dispatcher } from '../jobs/dispatcher.ts';
 
 export type Transport = 'websocket' | 'rest' | 'bridge';
 
@@ -66,6 +67,7 @@ export interface AgentServices {
   readonly keys: KeyRegistry;
   readonly sslChallenges: SslChallenges;
   readonly audit: Audit;
+  readonly jobs: Dispatcher;
   readonly logger: Logger;
 }
 
@@ -74,6 +76,8 @@ export interface RequestContext {
   readonly connection: Connection;
   /** Present once authenticated. */
   readonly session: Session | null;
+  /** What the handler adds to this request's audit record (job ids, affected names). */
+  readonly audit: { detail: string };
 }
 
 /** A request context after authentication. */

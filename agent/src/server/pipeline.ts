@@ -56,13 +56,14 @@ export class Pipeline {
     let action = '';
     let session: Session | null = null;
     let reply: ReplyEnvelope;
+    const audit = { detail: '' };
     try {
       id = idOf(raw);
       const parsed = parseFrame(raw);
       id = parsed.id;
       namespace = parsed.namespace;
       name = parsed.name;
-      const outcome = await this.dispatch(connection, parsed, (resolved) => (action = resolved));
+      const outcome = await this.dispatch(connection, parsed, audit, (resolved) => (action = resolved));
       session = outcome.session;
       reply = responseEnvelope(id, namespace, outcome.args);
       if (session) this.services.sessions.touch(session);
@@ -82,6 +83,7 @@ export class Pipeline {
         name,
         action,
         code: reply.name === 'error' ? reply.args.code : 200,
+        detail: audit.detail,
       });
     }
     return reply;
@@ -103,10 +105,11 @@ export class Pipeline {
   private async dispatch(
     connection: Connection,
     req: { namespace: string; name: string; args: unknown },
+    audit: { detail: string },
     noteAction: (action: string) => void,
   ): Promise<{ args: unknown; session: Session | null; action: string }> {
     const { services } = this;
-    const base: RequestContext = { services, connection, session: null };
+    const base: RequestContext = { services, connection, session: null, audit };
 
     if (req.namespace === 'rpc' && req.name === 'identify') {
       return { args: identify.reply.parse({ type: 'server', hostname: await services.platform.hostname() }), session: null, action: '' };

@@ -101,7 +101,7 @@ async function authenticateHeader(header: string | undefined, connection: Connec
     await runAuthOperation(
       'auth',
       { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) },
-      { services: pipeline.services, connection, session: null },
+      { services: pipeline.services, connection, session: null, audit: { detail: '' } },
     );
     return true;
   }

@@ -60,3 +60,37 @@ export const auditLog = sqliteTable(
   },
   (t) => [index('audit_log_at').on(t.at)],
 );
+
+/**
+ * Dispatcher jobs. A row is written when a job is accepted, so nothing accepted is lost: after a
+ * restart, pending jobs run and running ones are reported interrupted.
+ */
+export const jobs = sqliteTable(
+  'jobs',
+  {
+    id: text('id').primaryKey(),
+    queue: text('queue', { enum: ['no_queue', 'pkg_queue', 'jail_queue'] }).notNull(),
+    /** The registered job type that runs it (`dispatcher.run`, `pkg.install`, ...). */
+    type: text('type').notNull(),
+    /** JSON parameters for the job type; enough to run the job again after a restart. */
+    params: text('params').notNull(),
+    /** JSON array of the commands as shown to clients. */
+    commands: text('commands').notNull(),
+    owner: text('owner').notNull(),
+    state: text('state', { enum: ['pending', 'running', 'finished'] }).notNull(),
+    /** Acceptance order; FIFO within a queue. */
+    seq: integer('seq').notNull(),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+    startedAt: integer('started_at', { mode: 'timestamp_ms' }),
+    finishedAt: integer('finished_at', { mode: 'timestamp_ms' }),
+    success: integer('success', { mode: 'boolean' }),
+    /** JSON object command → return code. */
+    returnCodes: text('return_codes').notNull().default('{}'),
+    log: text('log').notNull().default(''),
+    logTruncated: integer('log_truncated', { mode: 'boolean' }).notNull().default(false),
+    /** Why a job ended without running to completion (killed, interrupted by a restart, ...). */
+    reason: text('reason').notNull().default(''),
+    acknowledged: integer('acknowledged', { mode: 'boolean' }).notNull().default(false),
+  },
+  (t) => [index('jobs_state_queue_seq').on(t.state, t.queue, t.seq)],
+);

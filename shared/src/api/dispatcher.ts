@@ -21,10 +21,56 @@ const commandLine = z
 export const jobRecord = z
   .object({
     commands: z.array(z.string()).describe('The job\'s commands in order'),
-    queue_position: str('Position in its queue, `0` for the job that runs'),
+    queue_position: str('Position in its queue: `0` while it runs, `1` for the next pending job, ...; `-` once finished'),
     state: z.enum(['pending', 'running', 'finished']).describe('Job state'),
+    success: z.enum(['true', 'false']).optional().describe('Finished jobs only: whether every command succeeded'),
+    reason: str('Finished jobs only: why it ended early (killed, interrupted by an agent restart); empty otherwise').optional(),
   })
   .describe('A dispatcher job');
+
+const jobIds = z
+  .union([jobId, z.array(jobId).min(1)])
+  .transform((v) => (Array.isArray(v) ? v : [v]))
+  .describe('Job id, or an array of job ids');
+
+/** The `dispatcher` event of a `run` job (spec shape 1); progress events carry `state: running`. */
+export const runJobEvent = z
+  .object({
+    cmd_list: z.array(z.string()).describe('The job\'s commands'),
+    log: str('Finished: the whole (capped) log; running: the output since the previous event'),
+    proc_id: str('Job id'),
+    success: z.enum(['true', 'false']).describe('Whether every command succeeded (`false` while running)'),
+    time_started: str('ISO 8601 start time'),
+    time_finished: str('ISO 8601 end time; empty while running'),
+    state: z.enum(['running', 'finished']).describe('Progress (`running`) or completion (`finished`)'),
+    reason: str('Why the job ended early; empty otherwise'),
+    log_truncated: z.enum(['true', 'false']).describe('Whether the log hit its size cap (the cap is in `log_cap_bytes`)'),
+    log_cap_bytes: str('The log size cap in bytes'),
+    percent_done: str('`<n>%` when the work reports progress').optional(),
+  })
+  .describe('A dispatcher event of a run job');
+
+/** `process_details` of a queued class operation's event (spec shape 2). */
+export const processDetails = z
+  .object({
+    time_started: str('ISO 8601 start time'),
+    time_finished: str('ISO 8601 end time; empty while running'),
+    cmd_list: z.array(z.string()).describe('The commands of the operation'),
+    process_id: str('Job id'),
+    state: z.enum(['running', 'finished']).describe('Job state'),
+  })
+  .catchall(str('`return_codes/<command>`: the return code of that command'))
+  .describe('The job behind a queued class operation');
+
+export const classJobEvent = z
+  .object({
+    event_system: str('`admin/<class>`, for example `admin/pkg`'),
+    state: z.enum(['running', 'finished']).describe('Progress (`running`) or completion (`finished`)'),
+    process_details: processDetails,
+    percent_done: str('`<n>%` when the work reports progress').optional(),
+  })
+  .catchall(z.unknown().describe('Fields the class adds (pkg_log, action, update_log, ...)'))
+  .describe('A dispatcher event of a queued class operation');
 
 export const dispatcher = defineClass({
   namespace: 'rpc',
@@ -44,12 +90,7 @@ export const dispatcher = defineClass({
     }),
     kill: action({
       description: 'Cancel pending or running jobs (full access)',
-      args: z.strictObject({
-        job_id: z
-          .union([jobId, z.array(jobId).min(1)])
-          .transform((v) => (Array.isArray(v) ? v : [v]))
-          .describe('Job id, or an array of job ids'),
-      }),
+      args: z.strictObject({ job_id: jobIds }),
       reply: z.object({
         killed: z
           .object({ jobs: z.array(z.string()).describe('Ids of the jobs actually cancelled') })
@@ -66,6 +107,36 @@ export const dispatcher = defineClass({
       reply: z.object({ started: z.array(z.string()).describe('Ids of the jobs accepted') }),
       access: 'wheel',
       queued: 'no_queue',
+    }),
+    // Not in the spec: finished jobs stay listed (with their logs) until acknowledged or retention ends.
+    acknowledge: action({
+      description: 'Remove finished jobs from the list (their events were seen); pending or running ids are ignored',
+      args: z.strictObject({ job_id: jobIds }),
+      reply: z.object({
+        acknowledged: z.object({ jobs: z.array(z.string()).describe('Ids removed from the list') }).describe('What was acknowledged'),
+      }),
+      access: 'wheel',
+    }),
+    log: action({
+      description: 'Read a job\'s record and log (running: the output so far)',
+      args: z.strictObject({ job_id: jobId }),
+      reply: z.object({
+        log: z
+          .object({
+            job_id: str('Job id'),
+            state: z.enum(['pending', 'running', 'finished']).describe('Job state'),
+            commands: z.array(z.string()).describe('The job\'s commands'),
+            success: z.enum(['true', 'false', '']).describe('Whether it succeeded; empty until finished'),
+            reason: str('Why it ended early; empty otherwise'),
+            time_started: str('ISO 8601; empty while pending'),
+            time_finished: str('ISO 8601; empty until finished'),
+            return_codes: z.record(z.string().describe('Command'), str('Return code')).describe('Return code per command run'),
+            log: str('The output, capped'),
+            log_truncated: z.enum(['true', 'false']).describe('Whether the log hit its cap'),
+          })
+          .describe('The job'),
+      }),
+      access: 'read',
     }),
   },
 });

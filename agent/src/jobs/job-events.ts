@@ -1,0 +1,62 @@
+/** The `dispatcher` event payloads, in the spec's two shapes (run jobs; queued class operations). */
+import type { JobEventView, JobOutcome, JobType } from './types.ts';
+
+export interface EventJob {
+  id: string;
+  commands: string[];
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  returnCodes: Record<string, string>;
+  logTruncated: boolean;
+  logCapBytes: number;
+  reason: string;
+  percent: number | null;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : '');
+const percentField = (p: number | null) => (p === null ? {} : { percent_done: `${Math.round(p)}%` });
+
+export function jobEventPayload<P>(
+  type: JobType<P> | undefined,
+  job: EventJob,
+  view: JobEventView<P>,
+): Record<string, unknown> {
+  const finished = view.state === 'finished';
+  if (type?.classEvent) {
+    const details: Record<string, string | string[]> = {
+      time_started: iso(job.startedAt),
+      time_finished: iso(job.finishedAt),
+      cmd_list: job.commands,
+      process_id: job.id,
+      state: view.state,
+    };
+    for (const [command, code] of Object.entries(job.returnCodes)) details[`return_codes/${command}`] = code;
+    return {
+      event_system: type.classEvent.system,
+      state: view.state,
+      process_details: details,
+      ...percentField(job.percent),
+      ...(finished ? { success: String(view.outcome?.success ?? false), reason: job.reason } : {}),
+      ...type.classEvent.fields(view),
+      ...(view.outcome?.fields ?? {}),
+    };
+  }
+  return {
+    cmd_list: job.commands,
+    log: finished ? view.log : view.newOutput,
+    proc_id: job.id,
+    success: String(finished && (view.outcome?.success ?? false)),
+    time_started: iso(job.startedAt),
+    time_finished: iso(job.finishedAt),
+    state: view.state,
+    reason: job.reason,
+    log_truncated: String(job.logTruncated),
+    log_cap_bytes: String(job.logCapBytes),
+    ...percentField(job.percent),
+    ...(view.outcome?.fields ?? {}),
+  };
+}
+
+export function failedOutcome(reason: string): JobOutcome {
+  return { success: false, reason };
+}

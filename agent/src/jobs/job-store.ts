@@ -1,0 +1,144 @@
+/** Dispatcher jobs in SQLite (bound parameters through Drizzle, never SQL text built from input). */
+import { and, asc, eq, inArray, lt, max } from 'drizzle-orm';
+import type { QueueName } from '@hostadm/shared/protocol/define.ts';
+import type { AgentDb } from '../store/db.ts';
+import { jobs } from '../store/schema.ts';
+import type { JobState } from './types.ts';
+
+export interface StoredJob {
+  id: string;
+  queue: QueueName;
+  type: string;
+  params: unknown;
+  commands: string[];
+  owner: string;
+  state: JobState;
+  seq: number;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  success: boolean | null;
+  returnCodes: Record<string, string>;
+  log: string;
+  logTruncated: boolean;
+  reason: string;
+  acknowledged: boolean;
+}
+
+type Row = typeof jobs.$inferSelect;
+
+function fromRow(row: Row): StoredJob {
+  return {
+    ...row,
+    params: JSON.parse(row.params) as unknown,
+    commands: JSON.parse(row.commands) as string[],
+    returnCodes: JSON.parse(row.returnCodes) as Record<string, string>,
+  };
+}
+
+export class JobStore {
+  private readonly db: AgentDb;
+
+  constructor(db: AgentDb) {
+    this.db = db;
+  }
+
+  nextSeq(): number {
+    const row = this.db.select({ seq: max(jobs.seq) }).from(jobs).get();
+    return (row?.seq ?? 0) + 1;
+  }
+
+  /** Ids among `ids` that already have a record (any state). */
+  existing(ids: readonly string[]): StoredJob[] {
+    if (ids.length === 0) return [];
+    return this.db.select().from(jobs).where(inArray(jobs.id, [...ids])).all().map(fromRow);
+  }
+
+  get(id: string): StoredJob | null {
+    const row = this.db.select().from(jobs).where(eq(jobs.id, id)).get();
+    return row ? fromRow(row) : null;
+  }
+
+  /** Inserts several jobs in one transaction: all are accepted or none. */
+  insertAll(list: readonly Omit<StoredJob, 'startedAt' | 'finishedAt' | 'success' | 'returnCodes' | 'log' | 'logTruncated' | 'reason' | 'acknowledged'>[]): void {
+    this.db.transaction((tx) => {
+      for (const job of list) {
+        tx.insert(jobs)
+          .values({
+            id: job.id,
+            queue: job.queue,
+            type: job.type,
+            params: JSON.stringify(job.params ?? null),
+            commands: JSON.stringify(job.commands),
+            owner: job.owner,
+            state: job.state,
+            seq: job.seq,
+            createdAt: job.createdAt,
+          })
+          .run();
+      }
+    });
+  }
+
+  markRunning(id: string, startedAt: Date): void {
+    this.db.update(jobs).set({ state: 'running', startedAt }).where(eq(jobs.id, id)).run();
+  }
+
+  saveLog(id: string, log: string, truncated: boolean, returnCodes: Record<string, string>): void {
+    this.db.update(jobs).set({ log, logTruncated: truncated, returnCodes: JSON.stringify(returnCodes) }).where(eq(jobs.id, id)).run();
+  }
+
+  markFinished(
+    id: string,
+    result: { finishedAt: Date; success: boolean; reason: string; log: string; logTruncated: boolean; returnCodes: Record<string, string>; startedAt?: Date | null },
+  ): void {
+    this.db
+      .update(jobs)
+      .set({
+        state: 'finished',
+        finishedAt: result.finishedAt,
+        success: result.success,
+        reason: result.reason,
+        log: result.log,
+        logTruncated: result.logTruncated,
+        returnCodes: JSON.stringify(result.returnCodes),
+        ...(result.startedAt !== undefined ? { startedAt: result.startedAt } : {}),
+      })
+      .where(eq(jobs.id, id))
+      .run();
+  }
+
+  /** Jobs that were accepted but not finished, in acceptance order (for a restart). */
+  unfinished(): StoredJob[] {
+    return this.db
+      .select()
+      .from(jobs)
+      .where(inArray(jobs.state, ['pending', 'running']))
+      .orderBy(asc(jobs.seq))
+      .all()
+      .map(fromRow);
+  }
+
+  /** Finished jobs still listed: not acknowledged (the retention purge removes old ones). */
+  listedFinished(): StoredJob[] {
+    return this.db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.state, 'finished'), eq(jobs.acknowledged, false)))
+      .orderBy(asc(jobs.seq))
+      .all()
+      .map(fromRow);
+  }
+
+  acknowledge(ids: readonly string[]): string[] {
+    if (ids.length === 0) return [];
+    const where = and(inArray(jobs.id, [...ids]), eq(jobs.state, 'finished'), eq(jobs.acknowledged, false));
+    const found = this.db.select({ id: jobs.id }).from(jobs).where(where).all().map((r) => r.id);
+    if (found.length > 0) this.db.update(jobs).set({ acknowledged: true }).where(inArray(jobs.id, found)).run();
+    return found;
+  }
+
+  purgeFinishedBefore(cutoff: Date): number {
+    return this.db.delete(jobs).where(and(eq(jobs.state, 'finished'), lt(jobs.finishedAt, cutoff))).run().changes;
+  }
+}
