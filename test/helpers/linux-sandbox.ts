@@ -25,6 +25,9 @@ export interface LinuxSandbox {
   dispose(): Promise<void>;
 }
 
+/** The sandbox's PID 1: a reaper, so orphans it inherits do not linger as zombies. */
+export const SANDBOX_INIT = ['perl', '-e', 'while (1) { sleep 1 if wait() == -1 }'] as const;
+
 export function canSandbox(): { ok: true } | { ok: false; reason: string } {
   if (process.getuid?.() !== 0) return { ok: false, reason: 'needs root' };
   if (!existsSync('/usr/bin/unshare') || !existsSync('/usr/bin/nsenter')) return { ok: false, reason: 'needs util-linux unshare/nsenter' };
@@ -46,7 +49,9 @@ export async function createLinuxSandbox(options: { hostname?: string } = {}): P
     `hostname ${options.hostname ?? 'sandbox'}`,
     'ip link set lo up 2>/dev/null || true',
     'echo READY',
-    'exec sleep infinity',
+    // PID 1 of the namespace inherits every orphan; it must reap them, or a stopped daemon stays a
+    // zombie that pidfile checks still see as running.
+    `exec ${SANDBOX_INIT.map((a) => (a.includes(' ') ? `'${a}'` : a)).join(' ')}`,
   ].join('\n');
   const holder: ChildProcess = spawn(
     'unshare',

@@ -21,6 +21,8 @@ program
   .option('--tls-key <file>', 'private key for --tls-cert')
   .option('--admin-group <group>', 'group whose members get full access (default wheel)')
   .option('--no-password-auth', 'refuse username/password sign-in (keys and tokens only)')
+  .option('--max-parallel-jobs <n>', 'dispatcher jobs of no_queue that run at once', parsePositiveInt, 4)
+  .option('--job-retention <seconds>', 'how long finished jobs stay listed and readable', parsePositiveInt, 86400)
   .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
   .action(async (opts: AgentCliOptions) => {
     const { runAgentCommand } = await import('./commands/agent.ts');
@@ -37,6 +39,8 @@ export interface AgentCliOptions {
   tlsKey?: string;
   adminGroup?: string;
   passwordAuth: boolean;
+  maxParallelJobs: number;
+  jobRetention: number;
   logLevel: string;
 }
 

@@ -9,6 +9,12 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
     process.stderr.write('error: --tls-cert and --tls-key go together\n');
     process.exit(2);
   }
+  // The sim host's default password is printed in the README; dispatcher jobs run real commands
+  // even on sim. So the default password is only good for loopback.
+  if (opts.platform === 'sim' && opts.simPassword === undefined && !isLoopbackHost(host)) {
+    process.stderr.write(`error: a sim agent on ${host} needs --sim-password (the default password is public)\n`);
+    process.exit(2);
+  }
   const logger = pino({ name: 'hostadm-agent', level: opts.logLevel }, pino.destination(2));
   const agent = await startAgent({
     platform: opts.platform,
@@ -19,6 +25,7 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
     adminGroup: opts.adminGroup,
     tls: opts.tlsCert && opts.tlsKey ? { certFile: opts.tlsCert, keyFile: opts.tlsKey } : undefined,
     config: { tokenTtlSeconds: opts.tokenTtl, allowPasswordAuth: opts.passwordAuth },
+    dispatcher: { noQueueConcurrency: opts.maxParallelJobs, retentionSeconds: opts.jobRetention },
     logger,
   });
   const restUrl = agent.url.replace(/^ws/, 'http');
@@ -44,4 +51,8 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
