@@ -18,7 +18,7 @@ export function createPlatform(kind: PlatformKind | 'auto', options: PlatformOpt
     case 'sim':
       return createSimPlatform(options);
     case 'linux':
-      return createLinuxPlatform(options);
+      return createLinuxPlatform({ ...options, adminGroup: options.adminGroup ?? defaultLinuxAdminGroup() });
     case 'freebsd':
       return createFreebsdPlatform(options);
   }

@@ -4,6 +4,11 @@
  * one same-named file per class (Hono's adapter pattern).
  */
 import type { CommandRunner } from '../runner/runner.ts';
+import type { ServicesPort } from './ports/services.ts';
+import type { FsPort } from './ports/fs.ts';
+import type { NetworkPort } from './ports/network.ts';
+import type { SystemmanagerPort } from './ports/systemmanager.ts';
+import type { UsersPort } from './ports/users.ts';
 
 export type PlatformKind = 'sim' | 'linux' | 'freebsd';
 
@@ -21,6 +26,11 @@ export interface AccountsPort {
  * it, and `query` then does not list it.
  */
 export interface ClassPorts {
+  services: ServicesPort;
+  fs: FsPort;
+  network: NetworkPort;
+  systemmanager: SystemmanagerPort;
+  users: UsersPort;
 }
 
 export interface Platform {
@@ -50,4 +60,6 @@ export interface PlatformOptions {
   simPassword?: string;
   /** Linux/FreeBSD: override the full-access group. */
   adminGroup?: string;
+  /** Linux: the PAM service password sign-in checks against (default `login`). */
+  pamService?: string;
 }

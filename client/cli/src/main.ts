@@ -19,7 +19,7 @@ program
   .option('--token-ttl <seconds>', 'session token validity without traffic', parsePositiveInt, 300)
   .option('--tls-cert <file>', 'serve wss/https with this PEM certificate')
   .option('--tls-key <file>', 'private key for --tls-cert')
-  .option('--admin-group <group>', 'group whose members get full access (default wheel)')
+  .option('--admin-group <group>', 'group whose members get full access (default: wheel; sudo on Debian/Ubuntu Linux)')
   .option('--no-password-auth', 'refuse username/password sign-in (keys and tokens only)')
   .option('--max-parallel-jobs <n>', 'dispatcher jobs of no_queue that run at once', parsePositiveInt, 4)
   .option('--job-retention <seconds>', 'how long finished jobs stay listed and readable', parsePositiveInt, 86400)

@@ -32,7 +32,7 @@ export const fs = defineClass({
   limitedAccess: 'read',
   actions: {
     dirlist: action({
-      description: 'List a directory (hidden entries excluded)',
+      description: 'List a directory, hidden entries included (the caller must be allowed to read it)',
       args: z.strictObject({ dir: absolutePath('Directory to list, an absolute path') }),
       reply: z
         .object({ dirlist: keyedBy('Entry name', directoryEntryRecord, 'Entries keyed by name') })

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { defineClass, action } from '../protocol/define.ts';
-import { absolutePath, keyedBy, noArgs, numericString, resultSuccess, safeName, str, text, boolArg, oneOrMany } from './fields.ts';
+import { absolutePath, keyedBy, noArgs, numericString, resultSuccess, safeName, str, text, boolArg } from './fields.ts';
 
+const GROUP_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 const accountName = safeName('Account name');
 const groupName = safeName('Group name');
 
@@ -36,7 +37,15 @@ const accountFields = {
   expire: text('Account expiry: UNIX time in decimal or `dd-mmm-yyyy`', 64).optional(),
   group: safeName('Primary group, name or number').optional(),
   home_dir: absolutePath('Home directory; created when given').optional(),
-  other_groups: oneOrMany(z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, 'must be a group name'), 'Secondary groups: an array, or one string of comma-separated names')
+  other_groups: z
+    .union([
+      z.array(z.string().regex(GROUP_NAME, 'must be a group name')),
+      z
+        .string()
+        .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*(,[A-Za-z0-9_][A-Za-z0-9_.-]*)*$/, 'must be group names separated by commas')
+        .transform((v) => v.split(',')),
+    ])
+    .describe('Secondary groups: an array, or one string of comma-separated names')
     .optional(),
   shell: absolutePath('Full path of the login shell').optional(),
 };

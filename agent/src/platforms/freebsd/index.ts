@@ -1,8 +1,13 @@
 import { hostname } from 'node:os';
-import { unsupported } from '@hostadm/shared/protocol/errors.ts';
 import type { ClassPorts, Platform, PlatformOptions } from '../types.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
 import { groupsFromId } from '../accounts-id.ts';
+import { freebsdUsers } from './users.ts';
+import { freebsdPasswordVerifier } from './password.ts';
+import { freebsdSystemmanagerPort } from './systemmanager/index.ts';
+import { freebsdServices } from './services.ts';
+import { freebsdFs } from './fs.ts';
+import { freebsdNetwork } from './network.ts';
 
 /** What every FreeBSD class port is built from. All host access goes through `runner`. */
 export interface FreebsdContext {
@@ -11,8 +16,13 @@ export interface FreebsdContext {
 }
 
 /** One line per class that FreeBSD serves. */
-function freebsdPorts(_ctx: FreebsdContext): Partial<ClassPorts> {
+function freebsdPorts(ctx: FreebsdContext): Partial<ClassPorts> {
   return {
+    users: freebsdUsers(ctx),
+    systemmanager: freebsdSystemmanagerPort(ctx),
+    services: freebsdServices(ctx),
+    fs: freebsdFs(ctx),
+    network: freebsdNetwork(ctx),
   };
 }
 
@@ -27,9 +37,7 @@ export function createFreebsdPlatform(options: PlatformOptions): Platform {
     runner,
     ports: freebsdPorts(ctx),
     accounts: {
-      async verifyPassword() {
-        throw unsupported('password sign-in is not available on the freebsd platform yet; use auth_ssl');
-      },
+      verifyPassword: freebsdPasswordVerifier(),
       groupsOf: (user) => groupsFromId(runner, user),
     },
     async hostname() {

@@ -1,8 +1,13 @@
 import { hostname } from 'node:os';
-import { unsupported } from '@hostadm/shared/protocol/errors.ts';
 import type { ClassPorts, Platform, PlatformOptions } from '../types.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
 import { groupsFromId } from '../accounts-id.ts';
+import { linuxUsers } from './users.ts';
+import { linuxPasswordVerifier } from './password.ts';
+import { linuxServices } from './services/index.ts';
+import { linuxFs } from './fs.ts';
+import { linuxNetwork } from './network.ts';
+import { linuxSystemmanagerPort } from './systemmanager/index.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -13,8 +18,13 @@ export interface LinuxContext {
 }
 
 /** One line per class that Linux serves. */
-function linuxPorts(_ctx: LinuxContext): Partial<ClassPorts> {
+function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
   return {
+    users: linuxUsers(ctx),
+    services: linuxServices(ctx),
+    fs: linuxFs(ctx),
+    network: linuxNetwork(ctx),
+    systemmanager: linuxSystemmanagerPort(ctx),
   };
 }
 
@@ -34,11 +44,7 @@ export function createLinuxPlatform(options: PlatformOptions): Platform {
     runner,
     ports: linuxPorts(ctx),
     accounts: {
-      async verifyPassword() {
-        // Password sign-in against the system's hashes comes with the users class (PAM); until then
-        // this platform offers key sign-in (auth_ssl) only, and says so rather than guessing.
-        throw unsupported('password sign-in is not available on the linux platform yet; use auth_ssl');
-      },
+      verifyPassword: linuxPasswordVerifier(options.pamService),
       groupsOf: (user) => groupsFromId(runner, user),
     },
     async hostname() {

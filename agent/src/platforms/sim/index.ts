@@ -1,7 +1,12 @@
 import { join } from 'node:path';
 import type { ClassPorts, Platform, PlatformOptions } from '../types.ts';
 import { SimStore, type SimSlice } from './store.ts';
+import { simServices } from './services.ts';
 import { accountsSlice, checkPassword, groupsOfAccount, type SimAccounts } from './accounts.ts';
+import { simFs } from './fs.ts';
+import { simNetwork } from './network.ts';
+import { simSystemmanagerPort } from './systemmanager/index.ts';
+import { simUsers } from './users.ts';
 
 export interface SimPlatform extends Platform {
   readonly store: SimStore;
@@ -16,8 +21,13 @@ export interface SimContext {
 }
 
 /** One line per class that the simulated host serves. */
-function simPorts(_ctx: SimContext): Partial<ClassPorts> {
+function simPorts(ctx: SimContext): Partial<ClassPorts> {
   return {
+    services: simServices(ctx),
+    fs: simFs(ctx),
+    network: simNetwork(ctx),
+    systemmanager: simSystemmanagerPort(ctx),
+    users: simUsers(ctx),
   };
 }
 

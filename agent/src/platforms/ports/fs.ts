@@ -1,0 +1,95 @@
+/**
+ * The `fs` port: what a platform tells about paths and directories. The handler decides who may
+ * list what (the caller's own permissions, checked with the helpers below); a port only reports
+ * what is on the host, as root sees it.
+ */
+
+/** A path as `stat` (following symbolic links) reports it. */
+export interface PathStat {
+  uid: number;
+  gid: number;
+  /** Permission bits only (`0o755`); set-id and sticky bits are dropped. */
+  perm: number;
+  isDir: boolean;
+}
+
+export interface PathInspection {
+  /**
+   * For each path of `ancestry(path)`, in order: where it leads with every symbolic link followed,
+   * or null when it does not resolve (a missing component, a dangling link).
+   */
+  resolved: ReadonlyArray<string | null>;
+  /**
+   * `stat` (following links) of every resolved path and of each of its ancestors, keyed by path.
+   * A path missing here does not exist.
+   */
+  stats: ReadonlyMap<string, PathStat>;
+}
+
+/** Who the caller is on the host, for permission checks. */
+export interface Identity {
+  uid: number;
+  gids: readonly number[];
+}
+
+export type DirEntry =
+  | { kind: 'dir' }
+  | { kind: 'symlink'; target: string }
+  | { kind: 'file'; owner: string; group: string; size: number };
+
+export interface DirListing {
+  /** At most `limit` entries: the first ones by name (code-unit order). `.` and `..` never appear. */
+  entries: ReadonlyMap<string, DirEntry>;
+  /** How many entries the directory holds, so a caller can tell that the listing was cut. */
+  total: number;
+}
+
+export interface FsPort {
+  /** Resolves each step of `path` and stats every directory a lookup of it passes through. */
+  inspect(path: string): Promise<PathInspection>;
+  /** The account's uid and group ids, or null when there is no such account. */
+  identity(user: string): Promise<Identity | null>;
+  /**
+   * The entries of `dir` (a canonical path of an existing directory), hidden ones included. A symbolic
+   * link to a directory is a directory (as the original reported it); any other link is a `symlink`.
+   * With `as`, the host reads the directory with that identity's permissions, so a path changed
+   * between the handler's check and the listing still cannot show what the caller may not read; the
+   * kernel's refusal is a FORBIDDEN error.
+   */
+  list(dir: string, limit: number, as: Identity | null): Promise<DirListing>;
+}
+
+/**
+ * The paths a lookup of `path` passes through, `/` first, `path` (normalized: no empty or `.`
+ * segments) last. `..` never occurs: the contract refuses it.
+ */
+export function ancestry(path: string): string[] {
+  const parts = path.split('/').filter((p) => p !== '' && p !== '.');
+  const out = ['/'];
+  for (let i = 1; i <= parts.length; i++) out.push(`/${parts.slice(0, i).join('/')}`);
+  return out;
+}
+
+/** The paths to stat for a set of resolved steps: each one's ancestry, once, in walking order. */
+export function pathsToStat(resolved: ReadonlyArray<string | null>): string[] {
+  return [...new Set(resolved.flatMap((r) => (r === null ? [] : ancestry(r))))];
+}
+
+/** Whether `who` has every bit of `want` (4 read, 2 write, 1 search) on a path, as the kernel decides. */
+export function permits(stat: PathStat, who: Identity, want: number): boolean {
+  if (who.uid === 0) return true;
+  // Only one class applies: the owner's bits even when "other" would allow more (POSIX).
+  const shift = stat.uid === who.uid ? 6 : who.gids.includes(stat.gid) ? 3 : 0;
+  return ((stat.perm >> shift) & want) === want;
+}
+
+/** Joins a directory and an entry name (names never contain `/`). */
+export function childPath(dir: string, name: string): string {
+  return dir === '/' ? `/${name}` : `${dir}/${name}`;
+}
+
+/** Keeps the first `limit` names in code-unit order, as every platform's listing must. */
+export function firstByName<T>(all: Iterable<[string, T]>, limit: number): { entries: Map<string, T>; total: number } {
+  const sorted = [...all].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return { entries: new Map(sorted.slice(0, limit)), total: sorted.length };
+}
