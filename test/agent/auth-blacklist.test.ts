@@ -5,25 +5,13 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertFullQuery, rest, SIM_PASSWORD, startTestAgent, TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
+import { assertFullQuery, rest, SIM_PASSWORD, startTestAgent, TestClient, type Envelope, type TestAgent, clientFor, agentFor } from '../helpers/agent.ts';
 
 const STRICT = { config: { blacklist: { exemptLoopback: false } } };
 const REFUSED = /upgrade refused: HTTP 429/;
 
 function unauthorized(id: string) {
   return { id, name: 'error', namespace: 'rpc', args: { code: 401, message: 'Unauthorized' } };
-}
-
-async function agentFor(t: TestContext, overrides: Parameters<typeof startTestAgent>[0] = STRICT): Promise<TestAgent> {
-  const agent = await startTestAgent(overrides);
-  t.after(() => agent.dispose());
-  return agent;
-}
-
-async function connect(t: TestContext, agent: TestAgent): Promise<TestClient> {
-  const client = await TestClient.connect(agent.url);
-  t.after(() => client.close());
-  return client;
 }
 
 /** The reply, or null when the connection closed without sending one. */
@@ -48,7 +36,7 @@ async function assertBlocked(agent: TestAgent): Promise<void> {
 }
 
 async function assertAllowed(t: TestContext, agent: TestAgent): Promise<void> {
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   const token = await client.login('admin');
   assert.match(token, /^[A-Za-z0-9]{40}$/);
   const res = await rest(agent, '/rpc/query', {}, { bearer: token });
@@ -56,8 +44,8 @@ async function assertAllowed(t: TestContext, agent: TestAgent): Promise<void> {
 }
 
 test('the 5th wrong password is answered 401 and closes the connection; the address is then refused', async (t) => {
-  const agent = await agentFor(t);
-  const client = await connect(t, agent);
+  const agent = await agentFor(t, STRICT);
+  const client = await clientFor(t, agent);
   await failPasswords(client, 4);
   const fifth = await replyOrClose(client, 'rpc', 'auth', { username: 'admin', password: 'wrong-5' }, 'bad-5');
   assert.deepEqual(fifth, unauthorized('bad-5'), 'the 5th failure must still get its 401 before the close');
@@ -70,21 +58,21 @@ test('the 5th wrong password is answered 401 and closes the connection; the addr
 });
 
 test('failures on separate connections add up (reconnecting does not reset the count)', async (t) => {
-  const agent = await agentFor(t);
+  const agent = await agentFor(t, STRICT);
   for (let i = 1; i <= 4; i++) {
-    const client = await connect(t, agent);
+    const client = await clientFor(t, agent);
     await failPasswords(client, 1, `conn-${i}`);
     client.close();
   }
-  const last = await connect(t, agent);
+  const last = await clientFor(t, agent);
   await replyOrClose(last, 'rpc', 'auth', { username: 'root', password: 'guess' }, 'conn-5');
   assert.equal((await last.closed).code, 1008);
   await assertBlocked(agent);
 });
 
 test('guessing tokens counts as failed sign-ins', async (t) => {
-  const agent = await agentFor(t);
-  const client = await connect(t, agent);
+  const agent = await agentFor(t, STRICT);
+  const client = await clientFor(t, agent);
   await failPasswords(client, 1);
   for (let i = 1; i <= 4; i++) {
     const id = `tok-${i}`;
@@ -96,8 +84,8 @@ test('guessing tokens counts as failed sign-ins', async (t) => {
 });
 
 test('forged key proofs (auth_ssl stage 2) count as failed sign-ins', async (t) => {
-  const agent = await agentFor(t);
-  const client = await connect(t, agent);
+  const agent = await agentFor(t, STRICT);
+  const client = await clientFor(t, agent);
   for (let i = 1; i <= 5; i++) {
     const stage1 = await replyOrClose(client, 'rpc', 'auth_ssl', '', `st1-${i}`);
     if (stage1 === null) break;
@@ -110,7 +98,7 @@ test('forged key proofs (auth_ssl stage 2) count as failed sign-ins', async (t) 
 });
 
 test('wrong HTTP Basic passwords over REST count and block the address for WebSocket as well', async (t) => {
-  const agent = await agentFor(t);
+  const agent = await agentFor(t, STRICT);
   for (let i = 1; i <= 5; i++) {
     const res = await rest(agent, '/rpc/query', {}, { basic: ['admin', `wrong-${i}`] });
     assert.equal(res.status, 401, `attempt ${i}`);
@@ -122,8 +110,8 @@ test('wrong HTTP Basic passwords over REST count and block the address for WebSo
 });
 
 test('the block lifts once blockSeconds (3600 s) have passed', async (t) => {
-  const agent = await agentFor(t);
-  const client = await connect(t, agent);
+  const agent = await agentFor(t, STRICT);
+  const client = await clientFor(t, agent);
   await failPasswords(client, 4);
   await replyOrClose(client, 'rpc', 'auth', { username: 'admin', password: 'wrong-5' }, 'bad-5');
   await client.closed;
@@ -135,8 +123,8 @@ test('the block lifts once blockSeconds (3600 s) have passed', async (t) => {
 });
 
 test('failures older than the 10-minute window do not count', async (t) => {
-  const agent = await agentFor(t);
-  const client = await connect(t, agent);
+  const agent = await agentFor(t, STRICT);
+  const client = await clientFor(t, agent);
   await failPasswords(client, 4, 'early');
   agent.clock.advance(601);
   await failPasswords(client, 4, 'late');
@@ -149,9 +137,9 @@ test('failures older than the 10-minute window do not count', async (t) => {
 });
 
 test('while blocked, even the right password is refused (on a connection opened before the block, and over REST)', async (t) => {
-  const agent = await agentFor(t);
-  const earlier = await connect(t, agent);
-  const attacker = await connect(t, agent);
+  const agent = await agentFor(t, STRICT);
+  const earlier = await clientFor(t, agent);
+  const attacker = await clientFor(t, agent);
   await failPasswords(attacker, 4);
   await replyOrClose(attacker, 'rpc', 'auth', { username: 'admin', password: 'wrong-5' }, 'bad-5');
   await attacker.closed;
@@ -168,8 +156,8 @@ test('while blocked, even the right password is refused (on a connection opened 
 });
 
 test('an attacker cannot reset the count by signing in with their own account in between', async (t) => {
-  const agent = await agentFor(t);
-  const client = await connect(t, agent);
+  const agent = await agentFor(t, STRICT);
+  const client = await clientFor(t, agent);
   // Guessing admin's password while keeping the count low with the operator's valid login.
   let reply: Envelope | null = null;
   for (let i = 1; i <= 5 && client.ws.readyState === client.ws.OPEN; i++) {
@@ -184,7 +172,7 @@ test('an attacker cannot reset the count by signing in with their own account in
 
 test('with the default config, loopback is never blocked: 10 wrong passwords, then the right one works', async (t) => {
   const agent = await agentFor(t, {});
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   await failPasswords(client, 10);
   assert.equal(client.ws.readyState, client.ws.OPEN);
   await client.login('admin');

@@ -6,7 +6,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SimPlatform } from '@hostadm/agent/platforms/sim/index.ts';
 import { hashPassword, type SimAccounts } from '@hostadm/agent/platforms/sim/accounts.ts';
-import { assertFullQuery, SIM_PASSWORD, startTestAgent, TestClient, type TestAgent } from '../helpers/agent.ts';
+import { assertFullQuery, SIM_PASSWORD, startTestAgent, TestClient, type TestAgent, clientFor } from '../helpers/agent.ts';
 
 
 /** The spec's 401 envelope, exactly. */
@@ -18,12 +18,6 @@ async function agentFor(t: TestContext, overrides: Parameters<typeof startTestAg
   const agent = await startTestAgent(overrides);
   t.after(() => agent.dispose());
   return agent;
-}
-
-async function connect(t: TestContext, agent: TestAgent): Promise<TestClient> {
-  const client = await TestClient.connect(agent.url);
-  t.after(() => client.close());
-  return client;
 }
 
 /** Asserts the connection holds a working session (query answers with the admin's subsystems). */
@@ -64,7 +58,7 @@ function addUngroupedAccount(agent: TestAgent, name: string): void {
 
 test('password sign-in answers [token, 300]: 40 letters and digits and a number of seconds', async (t) => {
   const agent = await agentFor(t);
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   const reply = await client.request('rpc', 'auth', { username: 'admin', password: SIM_PASSWORD }, 'login-1');
   assert.equal(reply.id, 'login-1');
   assert.equal(reply.name, 'response');
@@ -79,7 +73,7 @@ test('password sign-in answers [token, 300]: 40 letters and digits and a number 
   await assertSignedIn(client, 'q');
 
   // Every sign-in mints a fresh token.
-  const other = await connect(t, agent);
+  const other = await clientFor(t, agent);
   const second = await other.login('admin');
   assert.notEqual(second, token);
 });
@@ -87,7 +81,7 @@ test('password sign-in answers [token, 300]: 40 letters and digits and a number 
 test('wrong password, unknown user and a user in no allowed group get the identical 401 envelope', async (t) => {
   const agent = await agentFor(t);
   addUngroupedAccount(agent, 'guest');
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
 
   const wrong = await client.request('rpc', 'auth', { username: 'admin', password: 'not-the-password' }, 'a1');
   assert.deepEqual(wrong, unauthorized('a1'));
@@ -111,7 +105,7 @@ test('wrong password, unknown user and a user in no allowed group get the identi
 
 test('an empty password is refused, even from loopback and for a non-root user', async (t) => {
   const agent = await agentFor(t);
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   for (const username of ['admin', 'operator', 'root']) {
     const id = `empty-${username}`;
     assert.deepEqual(await client.request('rpc', 'auth', { username, password: '' }, id), unauthorized(id));
@@ -121,7 +115,7 @@ test('an empty password is refused, even from loopback and for a non-root user',
 
 test('every request before sign-in gets the 401 envelope, whatever it names', async (t) => {
   const agent = await agentFor(t);
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   const probes: Array<[string, string, unknown]> = [
     ['rpc', 'query', {}],
     ['admin', 'settings', { action: 'list_ssl_certs' }],
@@ -144,13 +138,13 @@ test('every request before sign-in gets the 401 envelope, whatever it names', as
 
 test('the configured token validity (--token-ttl) is what the reply reports and what is enforced', async (t) => {
   const agent = await agentFor(t, { config: { tokenTtlSeconds: 120 } });
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   const reply = await client.request('rpc', 'auth', { username: 'admin', password: SIM_PASSWORD });
   const [token, seconds] = reply.args as [string, number];
   assert.equal(seconds, 120);
 
   agent.clock.advance(100);
-  const resumed = await connect(t, agent);
+  const resumed = await clientFor(t, agent);
   const resume = await resumed.request('rpc', 'auth_token', { token });
   assert.deepEqual(resume.args, [token, 120]);
 
@@ -161,7 +155,7 @@ test('the configured token validity (--token-ttl) is what the reply reports and 
 test('a failed sign-in attempt on a signed-in connection leaves its session working', async (t) => {
   const agent = await agentFor(t);
   addUngroupedAccount(agent, 'guest');
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   const token = await client.login('admin');
 
   const attempts: Array<[string, unknown]> = [
@@ -178,14 +172,14 @@ test('a failed sign-in attempt on a signed-in connection leaves its session work
     await assertSignedIn(client, `still-${n}`);
   }
   // The token is still the one this connection holds: another connection can resume it.
-  const other = await connect(t, agent);
+  const other = await clientFor(t, agent);
   const resume = await other.request('rpc', 'auth_token', { token });
   assert.deepEqual(resume.args, [token, 300]);
 });
 
 test('the token slides: 200 s, a request, 200 s more, and it still works', async (t) => {
   const agent = await agentFor(t);
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   await client.login('admin');
   agent.clock.advance(200);
   await assertSignedIn(client, 'at-200');
@@ -197,19 +191,19 @@ test('the token slides: 200 s, a request, 200 s more, and it still works', async
 
 test('the token expires after the validity with no traffic', async (t) => {
   const agent = await agentFor(t);
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   const token = await client.login('admin');
   agent.clock.advance(301);
   await assertRefused(client, 'expired');
   // Expired means gone: it cannot be resumed either, and a later request does not revive it.
-  const other = await connect(t, agent);
+  const other = await clientFor(t, agent);
   assert.deepEqual(await other.request('rpc', 'auth_token', { token }, 'resume'), unauthorized('resume'));
   await assertRefused(client, 'still-expired');
 });
 
 test('failed requests do not keep an idle token alive', async (t) => {
   const agent = await agentFor(t);
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   await client.login('admin');
   agent.clock.advance(200);
   const bad = await client.request('admin', 'settings', { action: 'no_such_action' });
@@ -221,15 +215,15 @@ test('failed requests do not keep an idle token alive', async (t) => {
 
 test('auth_token on a second connection resumes the session and takes it from the first', async (t) => {
   const agent = await agentFor(t);
-  const first = await connect(t, agent);
+  const first = await clientFor(t, agent);
   const token = await first.login('admin');
 
   // An attacker's connection without the token gets nothing from the session living next door.
-  const stranger = await connect(t, agent);
+  const stranger = await clientFor(t, agent);
   await assertRefused(stranger, 'stranger');
   await assertSignedIn(first, 'first-before');
 
-  const second = await connect(t, agent);
+  const second = await clientFor(t, agent);
   const resume = await second.request('rpc', 'auth_token', { token }, 'resume');
   assert.deepEqual(resume, { id: 'resume', name: 'response', namespace: 'rpc', args: [token, 300] });
   await assertSignedIn(second, 'second');
@@ -239,9 +233,9 @@ test('auth_token on a second connection resumes the session and takes it from th
 
 test('a connection that lost its token to a resume cannot sign the new holder out', async (t) => {
   const agent = await agentFor(t);
-  const first = await connect(t, agent);
+  const first = await clientFor(t, agent);
   const token = await first.login('admin');
-  const second = await connect(t, agent);
+  const second = await clientFor(t, agent);
   assert.deepEqual((await second.request('rpc', 'auth_token', { token })).args, [token, 300]);
 
   // The first connection no longer holds the token; its sign-out concerns only itself.
@@ -252,12 +246,12 @@ test('a connection that lost its token to a resume cannot sign the new holder ou
 
 test('auth_token with a bogus or expired token is 401', async (t) => {
   const agent = await agentFor(t);
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   for (const [i, token] of ['A'.repeat(40), 'short', 'x'].entries()) {
     const id = `bogus-${i}`;
     assert.deepEqual(await client.request('rpc', 'auth_token', { token }, id), unauthorized(id));
   }
-  const holder = await connect(t, agent);
+  const holder = await clientFor(t, agent);
   const token = await holder.login('admin');
   agent.clock.advance(301);
   assert.deepEqual(await client.request('rpc', 'auth_token', { token }, 'expired'), unauthorized('expired'));
@@ -266,16 +260,16 @@ test('auth_token with a bogus or expired token is 401', async (t) => {
 
 test('auth_clear signs out: success reply, then 401, and the cleared token cannot be resumed', async (t) => {
   const agent = await agentFor(t);
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   const token = await client.login('admin');
-  const bystander = await connect(t, agent);
+  const bystander = await clientFor(t, agent);
   await bystander.login('admin');
 
   const clear = await client.request('rpc', 'auth_clear', {}, 'bye');
   assert.deepEqual(clear, { id: 'bye', name: 'response', namespace: 'rpc', args: { result: 'success' } });
   await assertRefused(client, 'after-clear');
 
-  const other = await connect(t, agent);
+  const other = await clientFor(t, agent);
   assert.deepEqual(await other.request('rpc', 'auth_token', { token }, 'resume'), unauthorized('resume'));
   // The signed-out connection cannot bring it back either.
   assert.deepEqual(await client.request('rpc', 'auth_token', { token }, 'resume-self'), unauthorized('resume-self'));
@@ -285,7 +279,7 @@ test('auth_clear signs out: success reply, then 401, and the cleared token canno
 
 test('with password sign-in turned off, even the right password is 401', async (t) => {
   const agent = await agentFor(t, { config: { allowPasswordAuth: false } });
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   assert.deepEqual(
     await client.request('rpc', 'auth', { username: 'admin', password: SIM_PASSWORD }, 'pw'),
     unauthorized('pw'),

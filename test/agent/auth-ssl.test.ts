@@ -6,7 +6,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { assertFullQuery, startTestAgent, TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
+import { assertFullQuery, startTestAgent, TestClient, type Envelope, type TestAgent, agentFor, clientFor } from '../helpers/agent.ts';
 import { ed25519Key, originalProof, rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
 
 
@@ -14,21 +14,9 @@ function unauthorized(id: string) {
   return { id, name: 'error', namespace: 'rpc', args: { code: 401, message: 'Unauthorized' } };
 }
 
-async function agentFor(t: TestContext): Promise<TestAgent> {
-  const agent = await startTestAgent();
-  t.after(() => agent.dispose());
-  return agent;
-}
-
-async function connect(t: TestContext, agent: TestAgent): Promise<TestClient> {
-  const client = await TestClient.connect(agent.url);
-  t.after(() => client.close());
-  return client;
-}
-
 /** A connection signed in with a password, and its token (what a proof signs). */
 async function passwordSession(t: TestContext, agent: TestAgent, user: string): Promise<{ client: TestClient; token: string }> {
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   const token = await client.login(user);
   return { client, token };
 }
@@ -138,7 +126,7 @@ test('registering a key needs proof of the private key: missing, foreign or repl
 
   assert.deepEqual(await listCerts(admin.client), {});
   // And the key signs nobody in.
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   assert.deepEqual(await sslSignIn(client, key, 'signature', 's2'), unauthorized('s2'));
 });
 
@@ -151,7 +139,7 @@ test('an RSA key registered by admin signs in with the original encrypted_string
   await registerOk(admin, key);
   await registerOk(operator, operatorKey);
 
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   const stage1Reply = await client.request('rpc', 'auth_ssl', '', 'st1');
   assert.equal(stage1Reply.id, 'st1');
   assert.equal(stage1Reply.name, 'response');
@@ -176,13 +164,13 @@ test('the modern signature form works for RSA and for Ed25519', async (t) => {
   await registerOk(admin, ed);
 
   for (const key of [rsa, ed]) {
-    const client = await connect(t, agent);
+    const client = await clientFor(t, agent);
     assertTokenReply(await sslSignIn(client, key, 'signature'));
     assertFullQuery((await client.request('rpc', 'query', {})).args);
     assert.deepEqual(Object.keys(await listCerts(client)), ['admin']);
   }
   // Ed25519 has no "private-key encryption": the original form with it is refused.
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   const testString = await stage1(client);
   const bogus = Buffer.from(signatureProof(ed, testString), 'base64').toString('base64');
   assert.deepEqual(await client.request('rpc', 'auth_ssl', { encrypted_string: bogus }, 'x'), unauthorized('x'));
@@ -197,7 +185,7 @@ test('a key signs in its own user: an operator key gives operator access, not ad
   const key = ed25519Key();
   await registerOk(operator, key);
 
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   assertTokenReply(await sslSignIn(client, key, 'signature'));
   assert.deepEqual(Object.keys(await listCerts(client)), ['operator']);
   assertCode(await client.call('settings', 'revoke_ssl_cert', { pub_key: adminKey.pubKeyB64, user: 'admin' }), 403);
@@ -209,13 +197,13 @@ test('stage 2 must come within 30 s of stage 1', async (t) => {
   const key = rsaKey();
   await registerOk(admin, key);
 
-  const late = await connect(t, agent);
+  const late = await clientFor(t, agent);
   const testString = await stage1(late);
   agent.clock.advance(31);
   assert.deepEqual(await late.request('rpc', 'auth_ssl', stage2Args(key, testString, 'signature'), 'late'), unauthorized('late'));
   assert.deepEqual(await late.request('rpc', 'query', {}, 'q'), unauthorized('q'));
 
-  const inTime = await connect(t, agent);
+  const inTime = await clientFor(t, agent);
   const fresh = await stage1(inTime);
   agent.clock.advance(25);
   assertTokenReply(await inTime.request('rpc', 'auth_ssl', stage2Args(key, fresh, 'signature')));
@@ -227,21 +215,21 @@ test('a test string is used once: replaying a stage 2 proof is 401, and a wrong 
   const key = rsaKey();
   await registerOk(admin, key);
 
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   const testString = await stage1(client);
   const proof = { encrypted_string: originalProof(key, testString) };
   assertTokenReply(await client.request('rpc', 'auth_ssl', proof));
   assert.deepEqual(await client.request('rpc', 'auth_ssl', proof, 'replay'), unauthorized('replay'));
 
   // Recorded proof replayed on a new connection, with or without asking for a test string first.
-  const attacker = await connect(t, agent);
+  const attacker = await clientFor(t, agent);
   assert.deepEqual(await attacker.request('rpc', 'auth_ssl', proof, 'replay-2'), unauthorized('replay-2'));
   await stage1(attacker);
   assert.deepEqual(await attacker.request('rpc', 'auth_ssl', proof, 'replay-3'), unauthorized('replay-3'));
   assert.deepEqual(await attacker.request('rpc', 'query', {}, 'q'), unauthorized('q'));
 
   // A failed stage 2 consumes the test string: the right proof afterwards is too late.
-  const guesser = await connect(t, agent);
+  const guesser = await clientFor(t, agent);
   const guessed = await stage1(guesser);
   const wrong = { signature: signatureProof(rsaKey(), guessed) };
   assert.deepEqual(await guesser.request('rpc', 'auth_ssl', wrong, 'guess'), unauthorized('guess'));
@@ -257,8 +245,8 @@ test('a test string issued on one connection cannot be answered on another', asy
   const key = rsaKey();
   await registerOk(admin, key);
 
-  const a = await connect(t, agent);
-  const b = await connect(t, agent);
+  const a = await clientFor(t, agent);
+  const b = await clientFor(t, agent);
   const testA = await stage1(a);
   const proofA = stage2Args(key, testA, 'signature');
   // B never asked: no test string to answer.
@@ -277,7 +265,7 @@ test('a signature by an unregistered key, or stage 2 without stage 1, is 401', a
   const key = rsaKey();
   await registerOk(admin, key);
 
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   assert.deepEqual(await sslSignIn(client, rsaKey(), 'signature', 'unreg-rsa'), unauthorized('unreg-rsa'));
   assert.deepEqual(await sslSignIn(client, rsaKey(), 'original', 'unreg-orig'), unauthorized('unreg-orig'));
   assert.deepEqual(await sslSignIn(client, ed25519Key(), 'signature', 'unreg-ed'), unauthorized('unreg-ed'));
@@ -285,7 +273,7 @@ test('a signature by an unregistered key, or stage 2 without stage 1, is 401', a
   await stage1(client);
   assert.deepEqual(await client.request('rpc', 'auth_ssl', garbage, 'garbage'), unauthorized('garbage'));
 
-  const direct = await connect(t, agent);
+  const direct = await clientFor(t, agent);
   const unasked = stage2Args(key, 'A'.repeat(32), 'signature');
   assert.deepEqual(await direct.request('rpc', 'auth_ssl', unasked, 'no-stage1'), unauthorized('no-stage1'));
   assert.deepEqual(await direct.request('rpc', 'query', {}, 'q'), unauthorized('q'));
@@ -297,7 +285,7 @@ test('the bridge md5_key stage 1 on a direct connection is 400, and yields no te
   const key = rsaKey();
   await registerOk(admin, key);
 
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   const reply = await client.request('rpc', 'auth_ssl', { action: 'auth_ssl', md5_key: md5OfKey(key) }, 'md5');
   assert.equal(reply.id, 'md5');
   assert.equal(reply.namespace, 'rpc');
@@ -324,7 +312,7 @@ test('the _certificate spellings and the rpc/settings namespace work too', async
     assert.deepEqual(Object.keys((reply.args as Record<string, object>).admin ?? {}).sort(), [viaAdmin.pubKeyB64, viaRpc.pubKeyB64].sort());
   }
 
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   assertTokenReply(await sslSignIn(client, viaRpc, 'signature'));
 
   const revoke = await admin.client.request('rpc', 'settings', { action: 'revoke_ssl_certificate', pub_key: viaRpc.pubKeyB64 });
@@ -395,7 +383,7 @@ test('an operator sees and revokes only their own keys; admin sees and revokes a
   const unnamed = await operator.client.call('settings', 'revoke_ssl_cert', { pub_key: adminKey.pubKeyB64 });
   assertCode(unnamed, 400);
   assert.ok(adminKey.pubKeyB64 in ((await listCerts(admin.client)).admin ?? {}));
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   assertTokenReply(await sslSignIn(client, adminKey, 'signature'));
 
   // Admin may revoke the operator's key by naming the operator.
@@ -417,7 +405,7 @@ test('a key registered to one user cannot be claimed by another', async (t) => {
   // Even holding the private key, the operator cannot make the key sign in as operator.
   const claim = await register(operator, shared);
   assertCode(claim, 409);
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   assertTokenReply(await sslSignIn(client, shared, 'signature'));
   assert.deepEqual(Object.keys(await listCerts(client)), ['admin']);
 });
@@ -439,14 +427,14 @@ test('revoking a key ends the sessions that signed in with it, at once, and it s
   await registerOk(admin, key);
   await registerOk(admin, keep);
 
-  const viaKey = await connect(t, agent);
+  const viaKey = await clientFor(t, agent);
   const keyToken = assertTokenReply(await sslSignIn(viaKey, key, 'original'));
-  const viaKeep = await connect(t, agent);
+  const viaKeep = await clientFor(t, agent);
   assertTokenReply(await sslSignIn(viaKeep, keep, 'signature'));
   // The session was resumed on another connection: it still came from the key.
-  const resumed = await connect(t, agent);
+  const resumed = await clientFor(t, agent);
   assertTokenReply(await resumed.request('rpc', 'auth_token', { token: keyToken }));
-  const viaKey2 = await connect(t, agent);
+  const viaKey2 = await clientFor(t, agent);
   assertTokenReply(await sslSignIn(viaKey2, key, 'signature'));
 
   const revoke = await admin.client.call('settings', 'revoke_ssl_cert', { pub_key: key.pubKeyB64 });
@@ -454,7 +442,7 @@ test('revoking a key ends the sessions that signed in with it, at once, and it s
 
   assert.deepEqual(await resumed.request('rpc', 'query', {}, 'r'), unauthorized('r'));
   assert.deepEqual(await viaKey2.request('rpc', 'query', {}, 'k2'), unauthorized('k2'));
-  const again = await connect(t, agent);
+  const again = await clientFor(t, agent);
   assert.deepEqual(await sslSignIn(again, key, 'signature', 'again'), unauthorized('again'));
   assert.deepEqual(await sslSignIn(again, key, 'original', 'again-orig'), unauthorized('again-orig'));
   // Sessions from another key and from the password are untouched.
@@ -476,12 +464,12 @@ test('registered keys survive an agent restart', async (t) => {
   }
   agent = await agent.restart();
 
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   assertTokenReply(await sslSignIn(client, key, 'original'));
   const list = await listCerts(client);
   assert.deepEqual(Object.keys(list.operator ?? {}).sort(), [key.pubKeyB64, ed.pubKeyB64].sort());
   assert.equal((list.operator?.[key.pubKeyB64] as { nickname: string }).nickname, 'kept');
-  const edClient = await connect(t, agent);
+  const edClient = await clientFor(t, agent);
   assertTokenReply(await sslSignIn(edClient, ed, 'signature'));
 });
 
@@ -492,6 +480,6 @@ test('an RSA key under 2048 bits is refused', async (t) => {
   const reply = await register(admin, weak);
   assertBadRequestNaming(reply, 'pub_key');
   assert.deepEqual(await listCerts(admin.client), {});
-  const client = await connect(t, agent);
+  const client = await clientFor(t, agent);
   assert.deepEqual(await sslSignIn(client, weak, 'original', 'weak'), unauthorized('weak'));
 });

@@ -9,20 +9,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ErrorArgs } from '@hostadm/shared/protocol/errors.ts';
-import { rest, SIM_PASSWORD, startTestAgent, TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
-
-async function agentFor(t: TestContext): Promise<TestAgent> {
-  const agent = await startTestAgent();
-  t.after(() => agent.dispose());
-  return agent;
-}
-
-async function clientFor(t: TestContext, agent: TestAgent, user?: string): Promise<TestClient> {
-  const client = await TestClient.connect(agent.url);
-  t.after(() => client.close());
-  if (user) await client.login(user);
-  return client;
-}
+import { rest, SIM_PASSWORD, startTestAgent, TestClient, type Envelope, type TestAgent, agentFor, clientFor } from '../helpers/agent.ts';
 
 /** Waits for a reply on the connection, after which every event sent to it before has arrived. */
 async function settle(client: TestClient): Promise<void> {

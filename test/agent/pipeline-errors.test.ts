@@ -6,24 +6,11 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ErrorArgs } from '@hostadm/shared/protocol/errors.ts';
-import { rest, SIM_PASSWORD, startTestAgent, TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
+import { rest, SIM_PASSWORD, startTestAgent, TestClient, type Envelope, type TestAgent, agentFor, clientFor } from '../helpers/agent.ts';
 import { ed25519Key, signatureProof } from '../helpers/keys.ts';
 
 const ADMIN: [string, string] = ['admin', SIM_PASSWORD];
 const OPERATOR: [string, string] = ['operator', SIM_PASSWORD];
-
-async function agentFor(t: TestContext): Promise<TestAgent> {
-  const agent = await startTestAgent();
-  t.after(() => agent.dispose());
-  return agent;
-}
-
-async function clientFor(t: TestContext, agent: TestAgent, user?: string): Promise<TestClient> {
-  const client = await TestClient.connect(agent.url);
-  t.after(() => client.close());
-  if (user) await client.login(user);
-  return client;
-}
 
 /** Asserts an error envelope and returns its args. */
 function errorOf(env: Envelope, expected: { id?: string; namespace: string; code: number }): ErrorArgs {

@@ -7,24 +7,11 @@ import assert from 'node:assert/strict';
 import { adminClasses, rpcClasses } from '@hostadm/shared/api/index.ts';
 import type { ErrorArgs } from '@hostadm/shared/protocol/errors.ts';
 import type { ClassContract } from '@hostadm/shared/protocol/define.ts';
-import { assertFullQuery, rest, SIM_PASSWORD, startTestAgent, TestClient, type TestAgent } from '../helpers/agent.ts';
+import { assertFullQuery, rest, SIM_PASSWORD, startTestAgent, TestClient, type TestAgent, agentFor, clientFor } from '../helpers/agent.ts';
 
 /** Every subsystem this agent serves, read/write (what a full-access user must see). */
 function fullFor(agent: TestAgent): Record<string, string> {
   return Object.fromEntries(agent.pipeline.servedContracts().map((c) => [`${c.namespace}/${c.name}`, 'read/write']));
-}
-
-async function agentFor(t: TestContext): Promise<TestAgent> {
-  const agent = await startTestAgent();
-  t.after(() => agent.dispose());
-  return agent;
-}
-
-async function clientFor(t: TestContext, agent: TestAgent, user?: string): Promise<TestClient> {
-  const client = await TestClient.connect(agent.url);
-  t.after(() => client.close());
-  if (user) await client.login(user);
-  return client;
 }
 
 test('identify answers without sign-in over WebSocket and REST, whatever the args', async (t) => {

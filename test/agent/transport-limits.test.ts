@@ -7,7 +7,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AgentOptions } from '@hostadm/agent/agent.ts';
 import type { ErrorArgs } from '@hostadm/shared/protocol/errors.ts';
-import { assertFullQuery, rest, SIM_PASSWORD, startTestAgent, TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
+import { assertFullQuery, rest, SIM_PASSWORD, startTestAgent, TestClient, type Envelope, type TestAgent, clientFor } from '../helpers/agent.ts';
 
 const ADMIN: [string, string] = ['admin', SIM_PASSWORD];
 
@@ -15,13 +15,6 @@ async function agentFor(t: TestContext, config: AgentOptions['config'] = {}): Pr
   const agent = await startTestAgent({ config });
   t.after(() => agent.dispose());
   return agent;
-}
-
-async function clientFor(t: TestContext, agent: TestAgent, user?: string): Promise<TestClient> {
-  const client = await TestClient.connect(agent.url);
-  t.after(() => client.close());
-  if (user) await client.login(user);
-  return client;
 }
 
 /** A promise the test opens when it chooses. */

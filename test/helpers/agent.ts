@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import WebSocket from 'ws';
+import type { TestContext } from 'node:test';
 import { startAgent, type AgentOptions, type RunningAgent } from '@hostadm/agent/agent.ts';
 
 export const SIM_PASSWORD = 'test-pass-1';
@@ -175,4 +176,19 @@ export function assertFullQuery(args: unknown): void {
   for (const key of ['admin/settings', 'rpc/settings', 'rpc/dispatcher']) {
     if (!Object.hasOwn(args, key)) throw new Error(`query lacks ${key}: ${JSON.stringify(args)}`);
   }
+}
+
+/** An agent for one test, disposed when the test ends. */
+export async function agentFor(t: TestContext, overrides: Partial<AgentOptions> = {}): Promise<TestAgent> {
+  const agent = await startTestAgent(overrides);
+  t.after(() => agent.dispose());
+  return agent;
+}
+
+/** A WebSocket client for one test (signed in as `user` when given), closed when the test ends. */
+export async function clientFor(t: TestContext, agent: { url: string }, user?: string, password = SIM_PASSWORD): Promise<TestClient> {
+  const client = await TestClient.connect(agent.url);
+  t.after(() => client.close());
+  if (user) await client.login(user, password);
+  return client;
 }
