@@ -23,6 +23,7 @@ import { Pipeline } from './server/pipeline.ts';
 import { WebSocketTransport } from './server/ws-transport.ts';
 import { createRestApp } from './server/rest-transport.ts';
 import { implementations } from './classes/index.ts';
+import { loadOrCreateHostKey } from './server/host-key.ts';
 import { Dispatcher } from './jobs/dispatcher.ts';
 import { JobStore } from './jobs/job-store.ts';
 import { runJobType } from './jobs/run-job.ts';
@@ -109,6 +110,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     logger,
     events,
     jobs,
+    hostKey: loadOrCreateHostKey(options.dataDir),
     sessions: new SessionStore(clock, config.tokenTtlSeconds),
     blacklist: new Blacklist(store.db, clock, config.blacklist),
     keys: new KeyRegistry(store.db, clock),

@@ -4,7 +4,7 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertFullQuery, rest, SIM_PASSWORD, startTestAgent, TestClient, type TestAgent } from '../helpers/agent.ts';
+import { assertFullQuery, rest, SIM_PASSWORD, startTestAgent, TestClient, type TestAgent, simIdentity } from '../helpers/agent.ts';
 
 const UNAUTHORIZED_BODY = { args: { code: 401, message: 'Unauthorized' } };
 
@@ -109,11 +109,11 @@ test('PUT /rpc/identify needs no authentication', async (t) => {
   const agent = await agentFor(t);
   const res = await rest(agent, '/rpc/identify', {});
   assert.equal(res.status, 200);
-  assert.deepEqual(res.body, { args: { type: 'server', hostname: 'simhost' } });
+  assert.deepEqual(res.body, { args: simIdentity(agent) });
   // It does not look at a token either: a stale one does not stop a client finding out what it reached.
   const withStaleToken = await rest(agent, '/rpc/identify', {}, { bearer: 'A'.repeat(40) });
   assert.equal(withStaleToken.status, 200);
-  assert.deepEqual(withStaleToken.body, { args: { type: 'server', hostname: 'simhost' } });
+  assert.deepEqual(withStaleToken.body, { args: simIdentity(agent) });
 });
 
 test('a Bearer token slides with REST calls and expires without them', async (t) => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { adminClasses, rpcClasses } from '@hostadm/shared/api/index.ts';
 import type { ErrorArgs } from '@hostadm/shared/protocol/errors.ts';
 import type { ClassContract } from '@hostadm/shared/protocol/define.ts';
-import { assertFullQuery, rest, SIM_PASSWORD, startTestAgent, TestClient, type TestAgent, agentFor, clientFor } from '../helpers/agent.ts';
+import { assertFullQuery, rest, SIM_PASSWORD, startTestAgent, TestClient, type TestAgent, agentFor, clientFor, simIdentity } from '../helpers/agent.ts';
 
 /** Every subsystem this agent serves, read/write (what a full-access user must see). */
 function fullFor(agent: TestAgent): Record<string, string> {
@@ -19,21 +19,21 @@ test('identify answers without sign-in over WebSocket and REST, whatever the arg
   const client = await clientFor(t, agent);
 
   const reply = await client.request('rpc', 'identify', {}, 'who-1');
-  assert.deepEqual(reply, { id: 'who-1', name: 'response', namespace: 'rpc', args: { type: 'server', hostname: 'simhost' } });
+  assert.deepEqual(reply, { id: 'who-1', name: 'response', namespace: 'rpc', args: simIdentity(agent) });
   for (const args of [undefined, null, 'x', [1, 2], { anything: true }]) {
-    assert.deepEqual((await client.request('rpc', 'identify', args)).args, { type: 'server', hostname: 'simhost' });
+    assert.deepEqual((await client.request('rpc', 'identify', args)).args, simIdentity(agent));
   }
 
   const res = await rest(agent, '/rpc/identify', {});
-  assert.deepEqual(res, { status: 200, body: { args: { type: 'server', hostname: 'simhost' } } });
+  assert.deepEqual(res, { status: 200, body: { args: simIdentity(agent) } });
   const empty = await fetch(`${agent.httpUrl}/rpc/identify`, { method: 'PUT' });
   assert.equal(empty.status, 200);
-  assert.deepEqual(await empty.json(), { args: { type: 'server', hostname: 'simhost' } });
+  assert.deepEqual(await empty.json(), { args: simIdentity(agent) });
 
   // Signed in, identify says the same; the connection was not signed in by asking.
   assert.deepEqual((await client.request('rpc', 'query', {})).args, { code: 401, message: 'Unauthorized' });
   await client.login('operator');
-  assert.deepEqual((await client.request('rpc', 'identify', {})).args, { type: 'server', hostname: 'simhost' });
+  assert.deepEqual((await client.request('rpc', 'identify', {})).args, simIdentity(agent));
 });
 
 test('query needs sign-in (401) over WebSocket and REST', async (t) => {

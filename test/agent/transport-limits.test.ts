@@ -7,7 +7,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AgentOptions } from '@hostadm/agent/agent.ts';
 import type { ErrorArgs } from '@hostadm/shared/protocol/errors.ts';
-import { assertFullQuery, rest, SIM_PASSWORD, startTestAgent, TestClient, type Envelope, type TestAgent, clientFor } from '../helpers/agent.ts';
+import { assertFullQuery, rest, SIM_PASSWORD, startTestAgent, TestClient, type Envelope, type TestAgent, clientFor, simIdentity } from '../helpers/agent.ts';
 
 const ADMIN: [string, string] = ['admin', SIM_PASSWORD];
 
@@ -43,7 +43,7 @@ test('a WebSocket frame over maxFrameBytes closes that connection with 1009; the
   assert.equal((q as Envelope).name, 'response');
   const fresh = await clientFor(t, agent);
   const id = await fresh.request('rpc', 'identify', {});
-  assert.deepEqual(id.args, { type: 'server', hostname: 'simhost' });
+  assert.deepEqual(id.args, simIdentity(agent));
   await fresh.login('admin');
 
   // A frame just under the limit is still handled.
@@ -84,7 +84,7 @@ test('REST refuses other methods with 405 and an Allow header, and unknown paths
 
   // The documented form works: identify without credentials, query with them.
   const identify = await rest(agent, '/rpc/identify', {});
-  assert.deepEqual(identify, { status: 200, body: { args: { type: 'server', hostname: 'simhost' } } });
+  assert.deepEqual(identify, { status: 200, body: { args: simIdentity(agent) } });
   const query = await rest(agent, '/rpc/query', {}, { basic: ADMIN });
   assertFullQuery(query.body.args);
 });
@@ -111,7 +111,7 @@ test('20 requests sent without waiting all come back, each matched to its own id
   for (const [i, { id, kind }] of sent.entries()) {
     const reply = replies[i]!;
     assert.equal(reply.id, id);
-    if (kind === 'identify') assert.deepEqual(reply.args, { type: 'server', hostname: 'simhost' });
+    if (kind === 'identify') assert.deepEqual(reply.args, simIdentity(agent));
     if (kind === 'query') assertFullQuery(reply.args);
     if (kind === 'list') assert.deepEqual(reply, { id, name: 'response', namespace: 'admin', args: {} });
     if (kind === 'bad-action') {
@@ -173,7 +173,7 @@ test('with maxInFlightPerConnection 1, a second request while one is in flight i
   assert.equal((second.args as ErrorArgs).code, 429);
 
   held.open();
-  assert.deepEqual((await first).args, { type: 'server', hostname: 'simhost' });
+  assert.deepEqual((await first).args, simIdentity(agent));
   // Once the first is answered the connection takes requests again.
   const third = await client.request('rpc', 'query', {});
   assert.equal(third.name, 'response');
@@ -198,7 +198,7 @@ test('an unauthenticated connection is closed with 4001; a signed-in one stays o
   // Signed in first: its unauthenticated check runs before the other connection's.
   const signedIn = await clientFor(t, agent, 'admin');
   const anonymous = await clientFor(t, agent);
-  assert.deepEqual((await anonymous.request('rpc', 'identify', {})).args, { type: 'server', hostname: 'simhost' });
+  assert.deepEqual((await anonymous.request('rpc', 'identify', {})).args, simIdentity(agent));
 
   const closed = await anonymous.closed;
   assert.equal(closed.code, 4001);

@@ -81,7 +81,10 @@ test('hostadm agent prints where it listens, serves that port, and exits 0 on SI
 
   const client = await TestClient.connect(agent.url);
   t.after(() => client.close());
-  assert.deepEqual((await client.request('rpc', 'identify', {})).args, { type: 'server', hostname: 'simhost' });
+  const identity = (await client.request('rpc', 'identify', {})).args as Record<string, string>;
+  assert.equal(identity.type, 'server');
+  assert.equal(identity.hostname, 'simhost');
+  assert.ok(agent.stdout().includes(`Host key: ${identity.host_key_fingerprint}`), 'the banner shows the host key fingerprint that identify reports');
   const wrong = await client.request('rpc', 'auth', { username: 'admin', password: 'hostadm' });
   assert.deepEqual(wrong.args, { code: 401, message: 'Unauthorized' });
   await client.login('admin', 'x1');

@@ -192,3 +192,13 @@ export async function clientFor(t: TestContext, agent: { url: string }, user?: s
   if (user) await client.login(user, password);
   return client;
 }
+
+/** What `identify` answers for a sim test agent. */
+export function simIdentity(agent: RunningAgent): Record<string, string> {
+  return {
+    type: 'server',
+    hostname: 'simhost',
+    host_key: agent.services.hostKey.publicRaw,
+    host_key_fingerprint: agent.services.hostKey.fingerprint,
+  };
+}

@@ -9,6 +9,7 @@ import type { Blacklist } from './blacklist.ts';
 import type { SslChallenges } from './ssl-auth.ts';
 import type { KeyRegistry } from './keys.ts';
 import type { Dispatcher } from '../jobs/dispatcher.ts';
+import type { HostKey } from './host-key.ts';
 
 export type Transport = 'websocket' | 'rest' | 'bridge';
 
@@ -68,6 +69,7 @@ export interface AgentServices {
   readonly sslChallenges: SslChallenges;
   readonly audit: Audit;
   readonly jobs: Dispatcher;
+  readonly hostKey: HostKey;
   readonly logger: Logger;
 }
 

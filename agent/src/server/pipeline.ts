@@ -112,7 +112,13 @@ export class Pipeline {
     const base: RequestContext = { services, connection, session: null, audit };
 
     if (req.namespace === 'rpc' && req.name === 'identify') {
-      return { args: identify.reply.parse({ type: 'server', hostname: await services.platform.hostname() }), session: null, action: '' };
+      const reply = {
+        type: 'server' as const,
+        hostname: await services.platform.hostname(),
+        host_key: services.hostKey.publicRaw,
+        host_key_fingerprint: services.hostKey.fingerprint,
+      };
+      return { args: identify.reply.parse(reply), session: null, action: '' };
     }
     if (req.namespace === 'rpc' && isAuthOperation(req.name)) {
       const args = await runAuthOperation(req.name, req.args, base);

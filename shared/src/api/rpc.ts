@@ -97,6 +97,8 @@ export const identify = defineOperation({
   reply: z.object({
     type: z.enum(['server', 'bridge', 'client']).describe('The role of the answering system'),
     hostname: str('Short host name'),
+    host_key: str('Agents only: base64 of the raw Ed25519 host public key (docs/bridge-protocol.md)').optional(),
+    host_key_fingerprint: str('Agents only: `SHA256:<base64url>` of the host key, for pinning').optional(),
   }),
   access: 'none',
 });

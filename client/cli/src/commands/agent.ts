@@ -32,6 +32,7 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
   const lines = [
     `hostadm agent (${agent.services.platform.kind}) listening on ${agent.url}`,
     `  WebSocket: ${agent.url}   REST: PUT ${restUrl}/admin/<class>, PUT ${restUrl}/rpc/<name>`,
+    `  Host key: ${agent.services.hostKey.fingerprint}`,
   ];
   if (agent.services.platform.kind === 'sim') {
     const pw = opts.simPassword ?? DEFAULT_SIM_PASSWORD;
