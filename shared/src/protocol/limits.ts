@@ -14,6 +14,12 @@ export const LIMITS = {
   blacklistFailures: 5,
   blacklistWindowSeconds: 600,
   blacklistBlockSeconds: 3600,
+  /**
+   * Largest relay frame a bridge forwards (destination line included). Bigger than the agent's own
+   * frame limit because a sealed envelope is base64 (4/3 of its size) plus framing: a reply of up to
+   * about 3 MiB still crosses the bridge.
+   */
+  maxRelayFrameBytes: 4 * 1024 * 1024 + 128,
   /** Requests one connection may have in flight; more are refused with 429. */
   maxInFlightPerConnection: 64,
 } as const;

@@ -1,0 +1,55 @@
+/**
+ * The hsc1 secure channel and key helpers (docs/bridge-protocol.md §1 and §3), for the agent's bridge
+ * link, the SDK and the bridge. Runs on WebCrypto only (Node, browsers, Workers), plus node-forge's
+ * MD5 for md5_key.
+ */
+export { ChannelError, FRAME_PREFIX, MAX_SEALED_PLAINTEXT_BYTES, SecureChannel } from './channel.ts';
+export type { ChannelErrorReason, ChannelOptions, ChannelRole } from './channel.ts';
+export { answerClientHandshake, generateHostKey, HandshakeError, hostKeyFromPem, isHsc1Request, startClientHandshake } from './handshake.ts';
+export type {
+  A1Args,
+  AgentHandshake,
+  AgentHandshakeOptions,
+  C1Args,
+  C2Args,
+  ClientHandshake,
+  ClientHandshakeOptions,
+  ClientHandshakeResult,
+  FinishOptions,
+  HandshakeErrorReason,
+  HostKey,
+} from './handshake.ts';
+export {
+  ed25519PublicRawFromPkcs8,
+  ed25519RawFromSpki,
+  hostKeyFingerprint,
+  importEd25519PrivateKey,
+  importEd25519PublicKey,
+  importRsaOaepPrivateKey,
+  importRsaOaepPublicKey,
+  importRsaSigningKey,
+  importRsaVerifyKey,
+  KeyFormatError,
+  keyAlgorithmOf,
+  md5Key,
+  pemDecode,
+  pemEncode,
+  pkcs8DerFromPem,
+  spkiDerFromPem,
+  spkiFromCertificateDer,
+  spkiPemFromCertificatePem,
+  spkiPemFromDer,
+} from './keys.ts';
+export type { KeyAlgorithmName } from './keys.ts';
+export {
+  constantTimeEqual,
+  fromBase64,
+  fromBase64Url,
+  isBase64,
+  randomBytes,
+  toBase64,
+  toBase64Url,
+  utf8Decode,
+  utf8Encode,
+} from './subtle.ts';
+export type { CryptoKey } from './subtle.ts';

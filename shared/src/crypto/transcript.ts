@@ -1,0 +1,129 @@
+/**
+ * The hsc1 building blocks of docs/bridge-protocol.md §3, kept apart from the message flow in
+ * handshake.ts so that the test vectors (vectors.test.ts) exercise exactly the code the handshake runs.
+ */
+import { curve25519PrivatePkcs8 } from './keys.ts';
+import { concatBytes, randomBytes, sha256, subtle, utf8Encode, type CryptoKey } from './subtle.ts';
+
+export const HSC1_VERSION = 'hsc1';
+export const LABEL_TRANSCRIPT = 'hostadm-hsc1';
+export const LABEL_HOST_SIG = 'hostadm-hsc1 host';
+export const LABEL_CLIENT_SIG = 'hostadm-hsc1 client';
+export const INFO_C2A = 'hostadm-hsc1 c2a';
+export const INFO_A2C = 'hostadm-hsc1 a2c';
+export const INFO_SID = 'hostadm-hsc1 sid';
+
+/** Sizes of the binary handshake fields, in bytes. */
+export const SIZES = { eph: 32, nonce: 32, hostKey: 32, hostSig: 64, key: 32, sid: 16 } as const;
+
+export interface TranscriptInput {
+  /** The md5_key as sent in C1 (its base64 text is hashed, not the 16 bytes). */
+  md5Key: string;
+  clientEph: Uint8Array;
+  clientNonce: Uint8Array;
+  agentEph: Uint8Array;
+  agentNonce: Uint8Array;
+  hostKey: Uint8Array;
+}
+
+/**
+ * T = SHA-256("hostadm-hsc1" ‖ md5_key ‖ client_eph ‖ client_nonce ‖ agent_eph ‖ agent_nonce ‖ host_key).
+ * Plain concatenation is unambiguous only because every field has a fixed length (md5_key is always
+ * 24 base64 characters), so the lengths are checked here rather than trusted.
+ */
+export async function transcriptHash(input: TranscriptInput): Promise<Uint8Array> {
+  if (input.md5Key.length !== 24) throw new RangeError('md5_key must be 24 base64 characters');
+  const fixed: [Uint8Array, number][] = [
+    [input.clientEph, SIZES.eph],
+    [input.clientNonce, SIZES.nonce],
+    [input.agentEph, SIZES.eph],
+    [input.agentNonce, SIZES.nonce],
+    [input.hostKey, SIZES.hostKey],
+  ];
+  for (const [bytes, size] of fixed) if (bytes.length !== size) throw new RangeError('transcript field has the wrong size');
+  return sha256(concatBytes(utf8Encode(LABEL_TRANSCRIPT), utf8Encode(input.md5Key), ...fixed.map(([b]) => b)));
+}
+
+/** What the host key signs: "hostadm-hsc1 host" ‖ T. */
+export function hostSignedMessage(transcript: Uint8Array): Uint8Array {
+  return concatBytes(utf8Encode(LABEL_HOST_SIG), transcript);
+}
+
+/** What the client key signs in C2: "hostadm-hsc1 client" ‖ T ‖ test_string. */
+export function clientSignedMessage(transcript: Uint8Array, testString: string): Uint8Array {
+  return concatBytes(utf8Encode(LABEL_CLIENT_SIG), transcript, utf8Encode(testString));
+}
+
+export interface SessionSecrets {
+  /** AES-256-GCM key, client → agent. */
+  kC2a: Uint8Array;
+  /** AES-256-GCM key, agent → client. */
+  kA2c: Uint8Array;
+  /** Session id, bound into every frame's additional data. */
+  sid: Uint8Array;
+}
+
+/** k_c2a, k_a2c and sid: HKDF-SHA256 over the X25519 secret, salted with T, one info label each. */
+export async function deriveSessionSecrets(shared: Uint8Array, transcript: Uint8Array): Promise<SessionSecrets> {
+  const ikm = await subtle().importKey('raw', shared, { name: 'HKDF' }, false, ['deriveBits']);
+  const derive = async (info: string, bytes: number) =>
+    new Uint8Array(await subtle().deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: transcript, info: utf8Encode(info) }, ikm, bytes * 8));
+  const [kC2a, kA2c, sid] = await Promise.all([derive(INFO_C2A, SIZES.key), derive(INFO_A2C, SIZES.key), derive(INFO_SID, SIZES.sid)]);
+  return { kC2a, kA2c, sid };
+}
+
+// ---- X25519 ----
+
+export interface EphemeralKey {
+  /** Non-extractable: an ephemeral private key never leaves WebCrypto and is dropped after use. */
+  privateKey: CryptoKey;
+  publicRaw: Uint8Array;
+}
+
+export async function generateEphemeral(): Promise<EphemeralKey> {
+  const pair = await subtle().generateKey({ name: 'X25519' }, false, ['deriveBits']);
+  return { privateKey: pair.privateKey, publicRaw: new Uint8Array(await subtle().exportKey('raw', pair.publicKey)) };
+}
+
+/** For the test vectors only: an ephemeral key from fixed private bytes. */
+export async function ephemeralFromPrivateRaw(privateRaw: Uint8Array): Promise<EphemeralKey> {
+  const privateKey = await subtle().importKey('pkcs8', curve25519PrivatePkcs8(privateRaw, 'x25519'), { name: 'X25519' }, false, ['deriveBits']);
+  // WebCrypto cannot compute a public key from a private one; the public key is X25519(priv, 9).
+  const base = new Uint8Array(32);
+  base[0] = 9;
+  return { privateKey, publicRaw: await x25519(privateKey, base) };
+}
+
+/**
+ * X25519 with the peer's raw public key. An all-zero result (a low-order peer key) is refused even if
+ * the runtime returns it: RFC 7748 §6.1 says to check, and some implementations leave it to the caller.
+ */
+export async function x25519(privateKey: CryptoKey, peerPublicRaw: Uint8Array): Promise<Uint8Array> {
+  if (peerPublicRaw.length !== SIZES.eph) throw new RangeError('an X25519 public key is 32 bytes');
+  const peer = await subtle().importKey('raw', peerPublicRaw, { name: 'X25519' }, true, []);
+  let shared: Uint8Array;
+  try {
+    shared = new Uint8Array(await subtle().deriveBits({ name: 'X25519', public: peer }, privateKey, 256));
+  } catch (cause) {
+    throw new RangeError('X25519 failed (low-order or invalid peer key)', { cause });
+  }
+  if (shared.every((b) => b === 0)) throw new RangeError('X25519 produced the all-zero secret (low-order peer key)');
+  return shared;
+}
+
+// ---- test string ----
+
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** 32 random letters and digits, uniformly (bytes ≥ 248 are rejected so that `% 62` has no bias). */
+export function randomTestString(length = 32): string {
+  let out = '';
+  while (out.length < length) {
+    for (const b of randomBytes(length * 2)) {
+      if (b < 248 && out.length < length) out += ALNUM.charAt(b % 62);
+    }
+  }
+  return out;
+}
+
+export const TEST_STRING_PATTERN = /^[A-Za-z0-9]{32}$/;

@@ -1,0 +1,110 @@
+/**
+ * hsc1 test vectors (docs/bridge-protocol.md §4): fixed inputs, and the outputs every implementation
+ * must reproduce. The X25519 keys are RFC 7748 §6.1's Alice (client) and Bob (agent), the host key
+ * is RFC 8032 §7.1 test 1, so the public keys and the shared secret are themselves published values.
+ * Each output is checked twice: against the constant, and recomputed independently with node:crypto.
+ */
+import assert from 'node:assert/strict';
+import { createCipheriv, createHash, createPrivateKey, hkdfSync, sign } from 'node:crypto';
+import { test } from 'node:test';
+import { SecureChannel } from './channel.ts';
+import { curve25519PrivatePkcs8, ed25519PublicRawFromPkcs8, hostKeyFingerprint, importEd25519PrivateKey } from './keys.ts';
+import { fromHex, subtle, toHex } from './subtle.ts';
+import { clientSignedMessage, deriveSessionSecrets, ephemeralFromPrivateRaw, hostSignedMessage, transcriptHash, x25519 } from './transcript.ts';
+
+const range = (start: number, n: number) => Uint8Array.from({ length: n }, (_, i) => start + i);
+
+const IN = {
+  md5Key: 'AAECAwQFBgcICQoLDA0ODw==',
+  clientEphPrivate: '77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a',
+  agentEphPrivate: '5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb',
+  clientNonce: range(0x00, 32), // 00 01 … 1f
+  agentNonce: range(0x20, 32), // 20 21 … 3f
+  hostKeySeed: '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60',
+  testString: 'abcdefghijklmnopqrstuvwxyz012345',
+  frames: [
+    { dir: 'c2a', seq: 0, plain: '{"id":"1","name":"identify","namespace":"rpc","args":{}}' },
+    { dir: 'c2a', seq: 1, plain: '{"id":"2","name":"query","namespace":"rpc","args":{}}' },
+    { dir: 'a2c', seq: 0, plain: '{"id":"1","name":"response","namespace":"rpc","args":{"type":"server"}}' },
+  ],
+} as const;
+
+const OUT = {
+  clientEph: '8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a',
+  agentEph: 'de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f',
+  shared: '4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742',
+  hostKey: 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a',
+  hostKeyFingerprint: 'SHA256:If4x36FUomFia_hUBG_SJxt77UtqvkWqWId-9H-XIbk',
+  transcript: '781af27ab0cf489a4ea9fc0e28df23726bfbfc4cea126e155e7505e405801e35',
+  hostSig: '15f3d45689c9b6a40cfc50899d70adc335998b44f7fa30ca989da643deaffd4f8ac5cc4caef6109e2259b1b6f247f218a330e4e8eb7808709d82ce55a4203d00',
+  kC2a: 'b1f237c440a2ec5d276063c26ec390f0beb48b9934f03c20bf16de8551a3a24a',
+  kA2c: '226123d91ee8e267d7d5715e20520f0526e2193c088ef0e4ab97cfb8487bb1d6',
+  sid: 'a67077cff7b7b8af3da457b7ea276d56',
+  c2MessageSha256: '60173fc60a3116dac70ca7913548238bf1a22bd2bdc965c9ea4bcfa42471a5c7',
+  frames: [
+    'hsc1.AAAAAAAAAABstnSzqVCfRYM/qwbfWxJ68ewX1/l4myRLRFuG2j2pmJipxZQ4bAWeG7RJBo3uyA+zqxrCvtduqCC7+Ho8ouLZVOQcianwmDo=',
+    'hsc1.AAAAAAAAAAGaZUcluZSD1ST89P+9MoM3XtoQnJDYZnCHCuomtiesMfQ3ES699+X44T+DrqJ/Y88qQSHoEe+TiIsoEY2XI61neWKzlVY=',
+    'hsc1.AAAAAAAAAACGbMryOKfUDqdxSKPvR+E7Sm/g0AhBDeKy2Zj606xwEzefoJOUSVA0wx4AxtAOc2V481gCqmWMVXE1aWhDRNF75trpIDT4lohCqcUCRLtiSLJfydDT/6s=',
+  ],
+} as const;
+
+test('hsc1 test vectors', async () => {
+  const client = await ephemeralFromPrivateRaw(fromHex(IN.clientEphPrivate));
+  const agent = await ephemeralFromPrivateRaw(fromHex(IN.agentEphPrivate));
+  assert.equal(toHex(client.publicRaw), OUT.clientEph);
+  assert.equal(toHex(agent.publicRaw), OUT.agentEph);
+  const shared = await x25519(client.privateKey, agent.publicRaw);
+  assert.equal(toHex(shared), OUT.shared);
+  assert.equal(toHex(await x25519(agent.privateKey, client.publicRaw)), OUT.shared);
+
+  const hostPkcs8 = curve25519PrivatePkcs8(fromHex(IN.hostKeySeed), 'ed25519');
+  const hostKey = await ed25519PublicRawFromPkcs8(hostPkcs8);
+  assert.equal(toHex(hostKey), OUT.hostKey);
+  assert.equal(await hostKeyFingerprint(hostKey), OUT.hostKeyFingerprint);
+  assert.equal(`SHA256:${createHash('sha256').update(hostKey).digest('base64url')}`, OUT.hostKeyFingerprint);
+
+  const T = await transcriptHash({ md5Key: IN.md5Key, clientEph: client.publicRaw, clientNonce: IN.clientNonce, agentEph: agent.publicRaw, agentNonce: IN.agentNonce, hostKey });
+  assert.equal(toHex(T), OUT.transcript);
+  const independentT = createHash('sha256')
+    .update('hostadm-hsc1')
+    .update(IN.md5Key)
+    .update(fromHex(OUT.clientEph))
+    .update(IN.clientNonce)
+    .update(fromHex(OUT.agentEph))
+    .update(IN.agentNonce)
+    .update(fromHex(OUT.hostKey))
+    .digest('hex');
+  assert.equal(independentT, OUT.transcript);
+
+  // Ed25519 is deterministic, so the host signature is a vector too.
+  const hostSig = new Uint8Array(await subtle().sign({ name: 'Ed25519' }, await importEd25519PrivateKey(hostPkcs8), hostSignedMessage(T)));
+  assert.equal(toHex(hostSig), OUT.hostSig);
+  const nodeKey = createPrivateKey({ key: Buffer.from(hostPkcs8), format: 'der', type: 'pkcs8' });
+  assert.equal(sign(null, Buffer.concat([Buffer.from('hostadm-hsc1 host'), fromHex(OUT.transcript)]), nodeKey).toString('hex'), OUT.hostSig);
+
+  const secrets = await deriveSessionSecrets(shared, T);
+  assert.equal(toHex(secrets.kC2a), OUT.kC2a);
+  assert.equal(toHex(secrets.kA2c), OUT.kA2c);
+  assert.equal(toHex(secrets.sid), OUT.sid);
+  const hkdf = (info: string, n: number) => Buffer.from(hkdfSync('sha256', fromHex(OUT.shared), fromHex(OUT.transcript), info, n)).toString('hex');
+  assert.deepEqual([hkdf('hostadm-hsc1 c2a', 32), hkdf('hostadm-hsc1 a2c', 32), hkdf('hostadm-hsc1 sid', 16)], [OUT.kC2a, OUT.kA2c, OUT.sid]);
+
+  // C2 uses RSASSA-PKCS1-v1_5, deterministic per key; the vector is the hash of the signed message.
+  assert.equal(createHash('sha256').update(clientSignedMessage(T, IN.testString)).digest('hex'), OUT.c2MessageSha256);
+
+  const copy = () => ({ kC2a: fromHex(OUT.kC2a), kA2c: fromHex(OUT.kA2c), sid: fromHex(OUT.sid) });
+  const sealers = { c2a: await SecureChannel.create('client', copy()), a2c: await SecureChannel.create('agent', copy()) };
+  const openers = { c2a: await SecureChannel.create('agent', copy()), a2c: await SecureChannel.create('client', copy()) };
+  for (const [i, f] of IN.frames.entries()) {
+    const frame = await sealers[f.dir].seal(f.plain);
+    assert.equal(frame, OUT.frames[i]);
+    assert.equal(await openers[f.dir].open(frame), f.plain);
+    // Independently: AES-256-GCM, nonce 0000‖seq, AAD "hostadm-hsc1"‖sid‖direction‖seq.
+    const seq = Buffer.alloc(8);
+    seq.writeBigUInt64BE(BigInt(f.seq));
+    const cipher = createCipheriv('aes-256-gcm', fromHex(f.dir === 'c2a' ? OUT.kC2a : OUT.kA2c), Buffer.concat([Buffer.alloc(4), seq]));
+    cipher.setAAD(Buffer.concat([Buffer.from('hostadm-hsc1'), fromHex(OUT.sid), Buffer.of(f.dir === 'c2a' ? 1 : 2), seq]));
+    const body = Buffer.concat([seq, cipher.update(f.plain, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+    assert.equal(`hsc1.${body.toString('base64')}`, OUT.frames[i]);
+  }
+});
