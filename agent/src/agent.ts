@@ -24,6 +24,7 @@ import { WebSocketTransport } from './server/ws-transport.ts';
 import { createRestApp } from './server/rest-transport.ts';
 import { implementations } from './classes/index.ts';
 import { loadOrCreateHostKey } from './server/host-key.ts';
+import { BridgeLink } from './bridge-link/link.ts';
 import { Dispatcher } from './jobs/dispatcher.ts';
 import { JobStore } from './jobs/job-store.ts';
 import { runJobType } from './jobs/run-job.ts';
@@ -44,6 +45,8 @@ export interface AgentOptions {
   /** Replaces the real runner (tests aim the Linux platform at a namespace this way). */
   runner?: CommandRunner;
   dispatcher?: Partial<DispatcherConfig>;
+  /** Dial out to a bridge so clients can reach this host behind NAT (docs/bridge-protocol.md). */
+  bridge?: { url: string; joinToken?: string; nickname?: string };
   /** Linux: read /proc and /sys from here (tests: a fake tree). */
   procRoot?: string;
   sysRoot?: string;
@@ -54,6 +57,8 @@ export interface RunningAgent {
   readonly port: number;
   readonly services: AgentServices;
   readonly pipeline: Pipeline;
+  /** The outbound bridge link, when started with `bridge`. */
+  readonly bridgeLink: BridgeLink | null;
   close(): Promise<void>;
 }
 
@@ -137,15 +142,20 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const url = `${options.tls ? 'wss' : 'ws'}://${host}:${port}`;
   logger.info({ url, platform: platform.kind, dataDir: options.dataDir }, 'agent listening');
 
+  const bridgeLink = options.bridge ? new BridgeLink({ ...options.bridge, pipeline, dataDir: options.dataDir }) : null;
+  bridgeLink?.start();
+
   let closed = false;
   return {
     url,
     port,
     services,
     pipeline,
+    bridgeLink,
     async close() {
       if (closed) return;
       closed = true;
+      await bridgeLink?.stop();
       await jobs.close();
       await ws.close();
       server.closeAllConnections();

@@ -72,6 +72,11 @@ async function passwordSignIn(args: { username: string; password: string }, ctx:
   return startSession(args.username, 'password', ctx);
 }
 
+/** Signs a connection in as the owner of a verified key (direct auth_ssl, or a bridge channel's C2). */
+export function startKeySession(user: string, keyMd5: string, ctx: RequestContext): Promise<TokenReply> {
+  return startSession(user, 'ssl', ctx, keyMd5);
+}
+
 async function startSession(user: string, method: Session['method'], ctx: RequestContext, keyMd5?: string): Promise<TokenReply> {
   const { services, connection } = ctx;
   const groups = (await services.platform.accounts.groupsOf(user)) ?? [];
@@ -122,5 +127,5 @@ async function sslSignIn(rawArgs: unknown, ctx: RequestContext): Promise<unknown
   const [proof, form] = 'signature' in args ? [args.signature, 'signature' as const] : [args.encrypted_string, 'original' as const];
   const match = services.keys.list().find((k) => verifyProof(k.key, testString, proof, form));
   if (!match) throw unauthorized();
-  return startSession(match.user, 'ssl', ctx, match.md5Key);
+  return startKeySession(match.user, match.md5Key, ctx);
 }

@@ -78,6 +78,7 @@ export interface StoredKey {
 export class KeyRegistry {
   private readonly db: AgentDb;
   private readonly clock: Clock;
+  private readonly listeners = new Set<() => void>();
 
   constructor(db: AgentDb, clock: Clock) {
     this.db = db;
@@ -104,6 +105,7 @@ export class KeyRegistry {
         set: { nickname: meta.nickname ?? '', email: meta.email ?? '' },
       })
       .run();
+    this.changed();
   }
 
   /** Removes a key; returns its MD5, or null when the user has no such key. */
@@ -113,7 +115,12 @@ export class KeyRegistry {
     const row = this.db.select({ md5: sslKeys.md5Key }).from(sslKeys).where(where).get();
     if (!row) return null;
     this.db.delete(sslKeys).where(where).run();
+    this.changed();
     return row.md5;
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
   }
 
   list(user?: string): StoredKey[] {
@@ -130,6 +137,29 @@ export class KeyRegistry {
       registeredAt: r.registeredAt,
       key: createPublicKey(r.spkiPem),
     }));
+  }
+
+  /** The key registered with this md5_key (one user per key, see `register`), or null. */
+  findByMd5(md5Key: string): (StoredKey & { spkiPem: string }) | null {
+    const row = this.db.select().from(sslKeys).where(eq(sslKeys.md5Key, md5Key)).get();
+    if (!row) return null;
+    return {
+      user: row.user,
+      pubKey: row.pubKey,
+      md5Key: row.md5Key,
+      algorithm: row.algorithm,
+      nickname: row.nickname,
+      email: row.email,
+      registeredAt: row.registeredAt,
+      key: createPublicKey(row.spkiPem),
+      spkiPem: row.spkiPem,
+    };
+  }
+
+  /** Called after every register or revoke (the bridge link re-announces the checksums). */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   checksums(): string[] {

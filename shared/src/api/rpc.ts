@@ -57,8 +57,11 @@ export const authSslArgs = z.union([
     .strictObject({
       action: z.literal('auth_ssl').describe('Always `auth_ssl`'),
       md5_key: z.string().min(1).max(64).describe('base64 MD5 of the registered key to authenticate as'),
+      channel: z.literal('hsc1').describe('The secure channel asked for (docs/bridge-protocol.md §3)').optional(),
+      client_eph: z.string().max(64).describe('base64 of the client\'s 32-byte X25519 ephemeral public key').optional(),
+      client_nonce: z.string().max(64).describe('base64 of 32 random bytes').optional(),
     })
-    .describe('Stage 1 through a bridge'),
+    .describe('Stage 1 through a bridge (C1 of the hsc1 channel)'),
 ]);
 
 export const authSsl = defineOperation({

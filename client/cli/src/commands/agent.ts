@@ -26,6 +26,7 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
     tls: opts.tlsCert && opts.tlsKey ? { certFile: opts.tlsCert, keyFile: opts.tlsKey } : undefined,
     config: { tokenTtlSeconds: opts.tokenTtl, allowPasswordAuth: opts.passwordAuth },
     dispatcher: { noQueueConcurrency: opts.maxParallelJobs, retentionSeconds: opts.jobRetention },
+    bridge: opts.bridge ? { url: opts.bridge, joinToken: opts.join ?? process.env.HOSTADM_JOIN_TOKEN, nickname: opts.nickname } : undefined,
     logger,
   });
   const restUrl = agent.url.replace(/^ws/, 'http');
@@ -42,6 +43,7 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
       `        curl -s -X PUT ${restUrl}/rpc/identify`,
     );
   }
+  if (opts.bridge) lines.push(`  Bridge: ${opts.bridge} (dialing out; clients pick this host by its key)`);
   lines.push('  Stop with Ctrl-C.');
   process.stdout.write(`${lines.join('\n')}\n`);
 

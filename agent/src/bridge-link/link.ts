@@ -1,0 +1,258 @@
+/**
+ * The agent's outbound link to a bridge (docs/bridge-protocol.md §2): one WebSocket, kept up with
+ * jittered exponential backoff and heartbeats. The agent identifies as a server, enrolls its host key
+ * once with a join token, signs in with that key, tells the bridge which user keys it accepts, and
+ * serves the clients the bridge announces through RelayedClients.
+ */
+import { createPublicKey, sign } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { hostKeyFromPem, type HostKey as ChannelHostKey } from '@hostadm/shared/crypto/index.ts';
+import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
+import type { Pipeline } from '../server/pipeline.ts';
+import { RelayedClients } from './relayed-clients.ts';
+
+export interface BridgeLinkOptions {
+  url: string;
+  joinToken?: string;
+  nickname?: string;
+  pipeline: Pipeline;
+  dataDir: string;
+  /** Backoff bounds for reconnecting. */
+  minDelayMs?: number;
+  maxDelayMs?: number;
+}
+
+type LinkState = 'connecting' | 'identifying' | 'enrolling' | 'signing-in' | 'ready' | 'stopped';
+
+interface Envelope {
+  id?: unknown;
+  name?: unknown;
+  namespace?: unknown;
+  args?: unknown;
+}
+
+const HEARTBEAT_MS = 20_000;
+
+export class BridgeLink {
+  private readonly options: BridgeLinkOptions;
+  private readonly clients: RelayedClients;
+  private ws: WebSocket | null = null;
+  private state: LinkState = 'connecting';
+  private attempt = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private alive = true;
+  private channelHostKey: Promise<ChannelHostKey> | null = null;
+  private stopKeyWatch: (() => void) | null = null;
+  private readyWaiters: Array<() => void> = [];
+
+  constructor(options: BridgeLinkOptions) {
+    this.options = options;
+    const { hostKey } = options.pipeline.services;
+    this.clients = new RelayedClients({
+      pipeline: options.pipeline,
+      hostKey: () => (this.channelHostKey ??= hostKeyFromPem(hostKey.privatePem, hostKey.publicRaw)),
+      send: (clientId, body) => this.sendRaw(`${clientId}\n${body}`),
+    });
+  }
+
+  get status(): LinkState {
+    return this.state;
+  }
+
+  /** Resolves once signed in to the bridge (tests, `hostadm up`). */
+  ready(): Promise<void> {
+    if (this.state === 'ready') return Promise.resolve();
+    return new Promise((resolve) => this.readyWaiters.push(resolve));
+  }
+
+  start(): void {
+    this.stopKeyWatch = this.options.pipeline.services.keys.onChange(() => this.announceKeys());
+    this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.state = 'stopped';
+    this.stopKeyWatch?.();
+    if (this.timer) clearTimeout(this.timer);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.clients.dropAll();
+    const ws = this.ws;
+    this.ws = null;
+    if (ws && ws.readyState !== WebSocket.CLOSED) {
+      await new Promise<void>((resolve) => {
+        ws.once('close', () => resolve());
+        ws.close(1000, 'agent stopping');
+        setTimeout(() => {
+          ws.terminate();
+          resolve();
+        }, 2000).unref();
+      });
+    }
+  }
+
+  private get log() {
+    return this.options.pipeline.services.logger;
+  }
+
+  private connect(): void {
+    if (this.state === 'stopped') return;
+    this.state = 'connecting';
+    const url = new URL('relay', this.options.url.endsWith('/') ? this.options.url : `${this.options.url}/`).toString();
+    const ws = new WebSocket(url, { maxPayload: LIMITS.maxRelayFrameBytes, handshakeTimeout: 10_000 });
+    this.ws = ws;
+    ws.on('open', () => {
+      this.state = 'identifying';
+      this.alive = true;
+      this.heartbeat = setInterval(() => {
+        if (!this.alive) {
+          ws.terminate();
+          return;
+        }
+        this.alive = false;
+        ws.ping();
+      }, HEARTBEAT_MS);
+      this.heartbeat.unref();
+      this.log.info({ bridge: this.options.url }, 'connected to bridge');
+    });
+    ws.on('pong', () => (this.alive = true));
+    ws.on('message', (data: WebSocket.RawData) => {
+      this.alive = true;
+      const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString('utf8');
+      void this.onFrame(text).catch((err: unknown) => this.log.error({ err }, 'bridge frame failed'));
+    });
+    ws.on('close', (code, reason) => {
+      if (this.heartbeat) clearInterval(this.heartbeat);
+      this.clients.dropAll();
+      if (this.ws === ws) this.ws = null;
+      if (this.state === 'stopped') return;
+      this.log.warn({ code, reason: reason.toString() }, 'bridge connection closed; reconnecting');
+      this.scheduleReconnect();
+    });
+    ws.on('error', (err) => this.log.warn({ err: err.message }, 'bridge connection error'));
+  }
+
+  /** Jittered exponential backoff: 0.5–1.5 × min(max, min · 2^attempt). */
+  private scheduleReconnect(): void {
+    const min = this.options.minDelayMs ?? 500;
+    const max = this.options.maxDelayMs ?? 30_000;
+    const base = Math.min(max, min * 2 ** this.attempt++);
+    const delay = base * (0.5 + Math.random());
+    this.timer = setTimeout(() => this.connect(), delay);
+    this.timer.unref();
+  }
+
+  private sendRaw(text: string): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(text);
+  }
+
+  private send(envelope: Envelope): void {
+    this.sendRaw(JSON.stringify(envelope));
+  }
+
+  private async onFrame(text: string): Promise<void> {
+    if (!text.startsWith('{')) {
+      const newline = text.indexOf('\n');
+      if (newline <= 0 || this.state !== 'ready') return;
+      await this.clients.handle(text.slice(0, newline), text.slice(newline + 1));
+      return;
+    }
+    const env = JSON.parse(text) as Envelope;
+    const id = typeof env.id === 'string' ? env.id : '';
+    if (env.namespace === 'rpc' && env.name === 'identify') {
+      const { services } = this.options.pipeline;
+      this.send({
+        id,
+        name: 'response',
+        namespace: 'rpc',
+        args: { type: 'server', hostname: await services.platform.hostname(), host_key: services.hostKey.publicRaw, host_key_fingerprint: services.hostKey.fingerprint },
+      });
+      this.afterIdentify();
+      return;
+    }
+    if (env.namespace === 'rpc' && env.name === 'settings') {
+      this.send({ id, name: 'response', namespace: 'rpc', args: { md5_keys: this.options.pipeline.services.keys.checksums() } });
+      return;
+    }
+    if (env.namespace === 'events' && env.name === 'event') {
+      this.onBridgeEvent(env.args);
+      return;
+    }
+    if (env.name === 'response' || env.name === 'error') this.onReply(id, env);
+  }
+
+  private afterIdentify(): void {
+    if (this.state !== 'identifying') return;
+    if (this.options.joinToken && !this.enrolled()) {
+      this.state = 'enrolling';
+      const { hostKey } = this.options.pipeline.services;
+      const spkiPem = createPublicKey(hostKey.privateKey).export({ type: 'spki', format: 'pem' }).toString();
+      this.send({
+        id: 'agent-enroll',
+        name: 'bridge_enroll',
+        namespace: 'rpc',
+        args: { token: this.options.joinToken, pub_key: Buffer.from(spkiPem).toString('base64'), nickname: this.options.nickname ?? '' },
+      });
+      return;
+    }
+    this.signIn();
+  }
+
+  private signIn(): void {
+    this.state = 'signing-in';
+    this.send({ id: 'agent-auth-1', name: 'auth_ssl', namespace: 'rpc', args: '' });
+  }
+
+  private onReply(id: string, env: Envelope): void {
+    if (env.name === 'error') {
+      this.log.error({ id, error: env.args }, 'the bridge refused the agent');
+      if (this.state === 'enrolling' || this.state === 'signing-in') this.ws?.close(1000, 'sign-in refused');
+      return;
+    }
+    if (id === 'agent-enroll') {
+      writeFileSync(this.enrollmentFile(), JSON.stringify({ url: this.options.url, registered: env.args }), { mode: 0o600 });
+      this.signIn();
+    } else if (id === 'agent-auth-1') {
+      const testString = (env.args as { test_string?: unknown }).test_string;
+      if (typeof testString !== 'string') return;
+      const signature = sign(null, Buffer.from(testString), this.options.pipeline.services.hostKey.privateKey).toString('base64');
+      this.send({ id: 'agent-auth-2', name: 'auth_ssl', namespace: 'rpc', args: { signature } });
+    } else if (id === 'agent-auth-2') {
+      this.state = 'ready';
+      this.attempt = 0;
+      this.log.info({ bridge: this.options.url }, 'signed in to bridge');
+      for (const resolve of this.readyWaiters.splice(0)) resolve();
+    }
+  }
+
+  private onBridgeEvent(args: unknown): void {
+    const event = args as { name?: unknown; args?: { available_connections?: unknown; dropped?: unknown } };
+    if (event.name !== 'bridge' || !event.args) return;
+    if (Array.isArray(event.args.available_connections)) {
+      this.clients.retainOnly(new Set(event.args.available_connections.filter((x): x is string => typeof x === 'string')));
+    }
+    if (event.args.dropped) this.log.warn({ dropped: event.args.dropped }, 'the bridge dropped a frame');
+  }
+
+  /** A key was registered or revoked here: the bridge re-matches clients. */
+  private announceKeys(): void {
+    if (this.state !== 'ready') return;
+    this.send({ id: '', name: 'bridge_keys', namespace: 'rpc', args: { md5_keys: this.options.pipeline.services.keys.checksums() } });
+  }
+
+  private enrollmentFile(): string {
+    return join(this.options.dataDir, 'bridge-enrollment.json');
+  }
+
+  private enrolled(): boolean {
+    const file = this.enrollmentFile();
+    if (!existsSync(file)) return false;
+    try {
+      return (JSON.parse(readFileSync(file, 'utf8')) as { url?: string }).url === this.options.url;
+    } catch {
+      return false;
+    }
+  }
+}

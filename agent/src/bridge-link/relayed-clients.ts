@@ -1,0 +1,214 @@
+/**
+ * Clients that reach this agent through a bridge (docs/bridge-protocol.md §3). Each gets its own hsc1
+ * channel and its own pipeline connection, so it is authorized, audited and served exactly like a
+ * direct client. Nothing but `identify` and the channel's C1 is accepted in plain.
+ */
+import { answerClientHandshake, ChannelError, HandshakeError, MAX_SEALED_PLAINTEXT_BYTES, type HostKey, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
+import { errorEnvelope, responseEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { HostadmError, toHostadmError } from '@hostadm/shared/protocol/errors.ts';
+import type { Connection } from '../server/context.ts';
+import type { Pipeline } from '../server/pipeline.ts';
+import { startKeySession } from '../server/auth-ops.ts';
+
+/** A relayed client's state: waiting for C2 (proof of its key), then signed in. */
+interface RelayedClient {
+  readonly clientId: string;
+  readonly connection: Connection;
+  channel: SecureChannel | null;
+  /** Set between A1 and C2; C2 is accepted once, within the window. */
+  pending: { verifyC2(args: unknown): Promise<boolean>; user: string; md5Key: string; deadline: number } | null;
+  /** Frames to one client leave in seal order. */
+  sendChain: Promise<void>;
+}
+
+export interface RelayedClientsOptions {
+  pipeline: Pipeline;
+  hostKey: () => Promise<HostKey>;
+  /** Sends `<clientId>\n<body>` through the bridge. */
+  send(clientId: string, body: string): void;
+  /** Most relayed clients at once (each holds a channel and maybe a session). */
+  maxClients?: number;
+}
+
+const C2_WINDOW_MS = 30_000;
+
+export class RelayedClients {
+  private readonly clients = new Map<string, RelayedClient>();
+  private readonly options: RelayedClientsOptions;
+
+  constructor(options: RelayedClientsOptions) {
+    this.options = options;
+  }
+
+  get size(): number {
+    return this.clients.size;
+  }
+
+  /** The bridge no longer announces these clients: forget their channels and sessions. */
+  retainOnly(announced: ReadonlySet<string>): void {
+    for (const id of [...this.clients.keys()]) if (!announced.has(id)) this.drop(id);
+  }
+
+  dropAll(): void {
+    for (const id of [...this.clients.keys()]) this.drop(id);
+  }
+
+  async handle(clientId: string, body: string): Promise<void> {
+    const client = this.clients.get(clientId);
+    if (body.startsWith('hsc1.')) {
+      if (!client?.channel) return; // no channel: nothing to answer with; the client times out
+      await this.handleSealed(client, body);
+      return;
+    }
+    await this.handlePlain(clientId, body);
+  }
+
+  private async handlePlain(clientId: string, body: string): Promise<void> {
+    let request: { id?: unknown; name?: unknown; namespace?: unknown; args?: unknown };
+    try {
+      request = JSON.parse(body) as typeof request;
+    } catch {
+      return; // not ours to answer: plain frames are only identify and C1
+    }
+    const id = typeof request.id === 'string' ? request.id : '';
+    const reply = (payload: unknown) => this.options.send(clientId, JSON.stringify(payload));
+    if (request.namespace === 'rpc' && request.name === 'identify') {
+      reply(await this.options.pipeline.handle(this.connectionFor(clientId).connection, request));
+      return;
+    }
+    if (request.namespace !== 'rpc' || request.name !== 'auth_ssl') {
+      reply(errorEnvelope(id, 'rpc', { code: 401, message: 'Unauthorized' }));
+      return;
+    }
+    try {
+      reply(responseEnvelope(id, 'rpc', await this.answerC1(clientId, request.args)));
+    } catch (cause) {
+      reply(errorEnvelope(id, 'rpc', toHostadmError(cause).toArgs()));
+    }
+  }
+
+  private async answerC1(clientId: string, args: unknown): Promise<unknown> {
+    const md5Key = args && typeof args === 'object' && 'md5_key' in args && typeof args.md5_key === 'string' ? args.md5_key : '';
+    const { keys } = this.options.pipeline.services;
+    const registered = md5Key ? keys.findByMd5(md5Key) : null;
+    if (!registered || registered.algorithm !== 'rsa') throw new HostadmError('UNAUTHORIZED');
+    if (!this.clients.has(clientId) && this.clients.size >= (this.options.maxClients ?? 1024)) {
+      throw new HostadmError('UNAVAILABLE', 'too many clients through the bridge; try again later');
+    }
+    let handshake;
+    try {
+      handshake = await answerClientHandshake({ c1Args: args, clientSpkiPem: registered.spkiPem, hostKey: await this.options.hostKey() });
+    } catch (err) {
+      if (err instanceof HandshakeError && err.reason === 'downgrade') {
+        throw new HostadmError('BAD_REQUEST', 'the unprotected bridge channel is refused; use the hsc1 channel');
+      }
+      if (err instanceof HandshakeError) throw new HostadmError('BAD_REQUEST', `auth_ssl: ${err.message}`);
+      throw err;
+    }
+    // A new handshake replaces whatever this client id had (its old channel and session end).
+    this.drop(clientId);
+    const client = this.connectionFor(clientId);
+    client.channel = handshake.channel;
+    client.pending = {
+      verifyC2: handshake.verifyC2,
+      user: registered.user,
+      md5Key: registered.md5Key,
+      deadline: this.options.pipeline.services.clock.now() + C2_WINDOW_MS,
+    };
+    return handshake.a1Args;
+  }
+
+  private async handleSealed(client: RelayedClient, frame: string): Promise<void> {
+    const channel = client.channel as SecureChannel;
+    let envelope: { id?: unknown; name?: unknown; namespace?: unknown; args?: unknown };
+    try {
+      envelope = JSON.parse(await channel.open(frame)) as typeof envelope;
+    } catch (err) {
+      // Replay, gap, tampering or garbage: this channel is dead, and so is its session.
+      const reason = err instanceof ChannelError ? err.reason : 'malformed';
+      this.options.pipeline.services.logger.warn({ client: client.clientId, reason }, 'bridge channel broken; dropping it');
+      this.drop(client.clientId);
+      return;
+    }
+    const id = typeof envelope.id === 'string' ? envelope.id : '';
+    if (client.pending) {
+      await this.verifyC2(client, id, envelope);
+      return;
+    }
+    const reply = await this.options.pipeline.handle(client.connection, envelope);
+    this.sendSealed(client, reply);
+  }
+
+  private async verifyC2(client: RelayedClient, id: string, envelope: { name?: unknown; namespace?: unknown; args?: unknown }): Promise<void> {
+    const pending = client.pending as NonNullable<RelayedClient['pending']>;
+    client.pending = null; // C2 is accepted once, right or wrong
+    const { services } = this.options.pipeline;
+    const ok =
+      envelope.namespace === 'rpc' &&
+      envelope.name === 'auth_ssl' &&
+      services.clock.now() <= pending.deadline &&
+      (await pending.verifyC2(envelope.args));
+    if (!ok) {
+      services.audit.record({ user: '', address: client.connection.address, transport: 'bridge', namespace: 'rpc', name: 'auth_ssl', action: '', code: 401 });
+      this.sendSealed(client, errorEnvelope(id, 'rpc', { code: 401, message: 'Unauthorized' }));
+      // The key proof failed: nothing more may come over this channel.
+      client.sendChain = client.sendChain.then(() => this.drop(client.clientId));
+      return;
+    }
+    try {
+      const reply = await startKeySession(pending.user, pending.md5Key, { services, connection: client.connection, session: null, audit: { detail: '' } });
+      this.sendSealed(client, responseEnvelope(id, 'rpc', reply));
+    } catch (cause) {
+      this.sendSealed(client, errorEnvelope(id, 'rpc', toHostadmError(cause).toArgs()));
+    }
+  }
+
+  private sendSealed(client: RelayedClient, envelope: unknown): void {
+    const channel = client.channel;
+    if (!channel) return;
+    let text = JSON.stringify(envelope);
+    if (text.length * 3 > MAX_SEALED_PLAINTEXT_BYTES && new TextEncoder().encode(text).length > MAX_SEALED_PLAINTEXT_BYTES) {
+      const id = envelope && typeof envelope === 'object' && 'id' in envelope && typeof envelope.id === 'string' ? envelope.id : '';
+      text = JSON.stringify(errorEnvelope(id, 'rpc', { code: 413, message: `the reply is larger than the bridge channel carries (${MAX_SEALED_PLAINTEXT_BYTES} bytes)` }));
+    }
+    // Seal in call order, send in seal order: the receiver insists on consecutive sequence numbers.
+    const sealed = channel.seal(text);
+    client.sendChain = client.sendChain
+      .then(async () => this.options.send(client.clientId, await sealed))
+      .catch((err: unknown) => {
+        this.options.pipeline.services.logger.warn({ err, client: client.clientId }, 'sealing for a bridge client failed');
+        this.drop(client.clientId);
+      });
+  }
+
+  private connectionFor(clientId: string): RelayedClient {
+    const existing = this.clients.get(clientId);
+    if (existing) return existing;
+    const client: RelayedClient = {
+      clientId,
+      channel: null,
+      pending: null,
+      sendChain: Promise.resolve(),
+      connection: {
+        id: `bridge:${clientId}`,
+        transport: 'bridge',
+        address: `bridge:${clientId}`,
+        token: null,
+        push: (envelope) => this.sendSealed(client, envelope),
+        close: () => this.drop(clientId),
+      },
+    };
+    this.clients.set(clientId, client);
+    return client;
+  }
+
+  private drop(clientId: string): void {
+    const client = this.clients.get(clientId);
+    if (!client) return;
+    this.clients.delete(clientId);
+    const { services } = this.options.pipeline;
+    if (client.connection.token) services.sessions.revoke(client.connection.token);
+    services.events.drop(client.connection.id);
+    client.channel?.close();
+  }
+}
