@@ -3,6 +3,7 @@
  * `hostadm call` does not pay for the agent's imports.
  */
 import { Command, InvalidArgumentError } from 'commander';
+import { registerClientCommands } from './client-commands.ts';
 
 const program = new Command()
   .name('hostadm')
@@ -21,6 +22,9 @@ program
   .option('--tls-key <file>', 'private key for --tls-cert')
   .option('--admin-group <group>', 'group whose members get full access (default: wheel; sudo on Debian/Ubuntu Linux)')
   .option('--no-password-auth', 'refuse username/password sign-in (keys and tokens only)')
+  .option('--bridge <url>', 'also dial out to this bridge (ws:// or wss://) so clients reach this host through it')
+  .option('--join <token>', 'one-time join token from `hostadm bridge token --kind agent` (first connection only)')
+  .option('--nickname <name>', 'name this host shows to clients of the bridge')
   .option('--max-parallel-jobs <n>', 'dispatcher jobs of no_queue that run at once', parsePositiveInt, 4)
   .option('--job-retention <seconds>', 'how long finished jobs stay listed and readable', parsePositiveInt, 86400)
   .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
@@ -28,6 +32,9 @@ program
     const { runAgentCommand } = await import('./commands/agent.ts');
     await runAgentCommand(opts);
   });
+
+// `hostadm bridge [serve] | token | keys list | keys revoke`: definitions only; the bridge loads when one runs.
+program.addCommand((await import('./commands/bridge.ts')).bridgeCommand());
 
 export interface AgentCliOptions {
   platform: 'sim' | 'linux' | 'freebsd' | 'auto';
@@ -40,6 +47,9 @@ export interface AgentCliOptions {
   adminGroup?: string;
   passwordAuth: boolean;
   maxParallelJobs: number;
+  bridge?: string;
+  join?: string;
+  nickname?: string;
   jobRetention: number;
   logLevel: string;
 }
@@ -61,5 +71,7 @@ function parsePositiveInt(value: string): number {
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive whole number');
   return n;
 }
+
+registerClientCommands(program);
 
 await program.parseAsync(process.argv);

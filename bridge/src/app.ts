@@ -1,0 +1,67 @@
+/**
+ * @module The bridge's HTTP surface, shared by every runtime (docs/bridge-protocol.md §2.8):
+ *
+ * - `GET /healthz` → `{"ok":true}`
+ * - `GET /metrics` → the relay's counters (JSON)
+ * - `POST /admin/revoke` (`Authorization: Bearer <admin secret>`, body `{"key": "<key id or md5_key>"}`)
+ *   → `{revoked: {key_id, md5_key, kind, nickname, revoked_at}, disconnected}`; 404 for an unknown key
+ * - `GET /relay` with `Upgrade: websocket` → handed to the runtime's `upgrade` (Node: `ws`; Workers: a
+ *   Durable Object), after the blacklist check (429)
+ *
+ * No runtime imports here: the runtime passes what differs (how to upgrade, where the peer address is).
+ */
+import { Hono, type Context } from 'hono';
+import { bearerAuth } from 'hono/bearer-auth';
+import type { Relay } from './relay/relay.ts';
+
+export interface BridgeRuntime<E extends object = object> {
+  /** The peer's address as the transport reports it (Node: socket address; Workers: cf-connecting-ip). */
+  remoteAddress(c: Context<{ Bindings: E }>): string;
+  /** Completes the WebSocket upgrade and hands the socket to the relay (`relay.open`). */
+  upgrade(c: Context<{ Bindings: E }>, address: string): Response | Promise<Response>;
+}
+
+export interface BridgeAppOptions<E extends object> {
+  relay: Relay;
+  runtime: BridgeRuntime<E>;
+  /** Bearer secret for /admin routes. */
+  adminSecret: string;
+}
+
+export function createBridgeApp<E extends object>(options: BridgeAppOptions<E>): Hono<{ Bindings: E }> {
+  const { relay, runtime } = options;
+  const app = new Hono<{ Bindings: E }>();
+
+  app.get('/healthz', (c) => c.json({ ok: true }));
+  app.get('/metrics', (c) => c.json(relay.snapshot()));
+
+  app.post('/admin/revoke', bearerAuth({ token: options.adminSecret }), async function adminRevoke(c) {
+    let body: unknown;
+    try {
+      body = await c.req.json();
+    } catch {
+      return c.json({ error: 'expected a JSON body {"key": "<key id or md5_key>"}' }, 400);
+    }
+    const ref = body && typeof body === 'object' && 'key' in body && typeof body.key === 'string' ? body.key.trim() : '';
+    if (!ref || ref.length > 128) return c.json({ error: 'expected a JSON body {"key": "<key id or md5_key>"}' }, 400);
+    const result = await relay.revoke(ref);
+    if (!result) return c.json({ error: `no key ${ref}` }, 404);
+    const { key, disconnected } = result;
+    return c.json({
+      revoked: { key_id: key.id, md5_key: key.md5Key, kind: key.kind, nickname: key.nickname, revoked_at: new Date(key.revokedAt ?? 0).toISOString() },
+      disconnected,
+    });
+  });
+
+  app.get('/relay', async function relayUpgrade(c) {
+    if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') {
+      return c.text('This is the bridge\'s WebSocket endpoint: connect with a WebSocket client.\n', 426, { Upgrade: 'websocket' });
+    }
+    const address = runtime.remoteAddress(c);
+    if (!(await relay.admit(address))) return c.text('Too many failed sign-ins from this address; try again later\n', 429);
+    return runtime.upgrade(c, address);
+  });
+
+  app.notFound((c) => c.json({ error: 'not found' }, 404));
+  return app;
+}

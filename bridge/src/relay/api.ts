@@ -1,0 +1,272 @@
+/**
+ * @module The bridge's own API: frames that start with `{` (docs/bridge-protocol.md §2.1–§2.4).
+ *
+ * Calls a peer makes:  `rpc/identify`, `rpc/bridge_enroll`, `rpc/auth_ssl`, `rpc/bridge_keys`.
+ * Replies the bridge expects to its own requests (matched by id):
+ *   `bridge_request_ident` (identify → kind, hostname) and `bridge_request_list_keys` (md5_keys).
+ * Every failed enrollment or sign-in is a 401 that counts toward the address's blacklist.
+ */
+import { z } from 'zod';
+import { authSslArgs } from '@hostadm/shared/api/rpc.ts';
+import { errorEnvelope, responseEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { badRequest, HostadmError, unauthorized } from '@hostadm/shared/protocol/errors.ts';
+import { parseOrThrow } from '@hostadm/agent/server/validate.ts';
+import { CLOSE, type RelayConfig } from './config.ts';
+import { verifyJoinToken } from './join-token.ts';
+import type { RelayMetrics } from './metrics.ts';
+import type { Peer } from './peer.ts';
+import type { Clock, KeyCrypto, KeyRecord, KeyStore, PeerKind, RelayLogger } from './ports.ts';
+import { hostKeyFingerprint, newKeyId, randomAlnum } from './random.ts';
+
+/** What the handlers need from the relay. */
+export interface ApiHost {
+  readonly config: RelayConfig;
+  readonly metrics: RelayMetrics;
+  readonly store: KeyStore;
+  readonly crypto: KeyCrypto;
+  readonly clock: Clock;
+  readonly logger: RelayLogger;
+  readonly joinSecret: Uint8Array;
+  readonly hostname: string;
+  send(peer: Peer, envelope: unknown): void;
+  identified(peer: Peer, kind: PeerKind, hostname: string): void;
+  signedIn(peer: Peer, key: KeyRecord, fingerprint: string | null): void;
+  setKeys(peer: Peer, md5Keys: readonly string[]): void;
+  closePeer(peer: Peer, code: number, reason: string): void;
+  isExempt(address: string): boolean;
+}
+
+export const IDENT_ID = 'bridge_request_ident';
+export const LIST_KEYS_ID = 'bridge_request_list_keys';
+const LIST_KEYS_REQUEST = JSON.stringify({ id: LIST_KEYS_ID, name: 'settings', namespace: 'rpc', args: { action: 'list_ssl_checksums' } });
+
+const identifyReply = z.object({
+  type: z.enum(['server', 'client']).describe('server = an agent, client = a client'),
+  hostname: z.string().max(255).default('').describe('Short host name'),
+});
+
+const enrollArgs = z.strictObject({
+  token: z.string().min(1).max(8192).describe('The join JWT from `hostadm bridge token`'),
+  pub_key: z.string().min(1).max(65536).describe('base64 of the PEM public key or X.509 certificate to register'),
+  nickname: z.string().max(64).optional().describe('Name shown to matched peers (the token\'s nickname wins)'),
+});
+
+const md5List = z.object({
+  md5_keys: z.array(z.string().min(1).max(64)).describe('base64 MD5 of each key the peer accepts (agent) or holds (client)'),
+});
+
+interface Envelope {
+  id: string;
+  name: string;
+  namespace: string;
+  args: unknown;
+}
+
+/** A handler's answer, and what to do once it is sent. */
+interface Outcome {
+  reply: unknown;
+  after?: () => void;
+}
+
+const blocked = () => new HostadmError('TOO_MANY_REQUESTS', 'Too many failed sign-ins from this address; try again later');
+
+export class BridgeApi {
+  private readonly host: ApiHost;
+
+  constructor(host: ApiHost) {
+    this.host = host;
+  }
+
+  async handle(peer: Peer, text: string): Promise<void> {
+    if (peer.closed) return;
+    const env = parseEnvelope(text);
+    if (!env) {
+      this.host.send(peer, errorEnvelope('', 'rpc', badRequest('not a JSON request envelope {id, name, namespace, args}').toArgs()));
+      return;
+    }
+    if (env.name === 'response' || env.name === 'error') return this.onReply(peer, env);
+    let outcome: Outcome;
+    try {
+      outcome = await this.call(peer, env);
+    } catch (err) {
+      const error = err instanceof HostadmError ? err : new HostadmError('HOST_ERROR', undefined, { cause: err });
+      if (!(err instanceof HostadmError)) this.host.logger.error({ err, peer: peer.id, name: env.name }, 'bridge API failure');
+      this.host.send(peer, errorEnvelope(env.id, env.namespace, error.toArgs()));
+      if (error.code === 'TOO_MANY_REQUESTS') this.host.closePeer(peer, CLOSE.policy, 'Too many failed sign-ins');
+      else if (error.code === 'UNAUTHORIZED' && (await this.failed(peer))) this.host.closePeer(peer, CLOSE.policy, 'Too many failed sign-ins');
+      return;
+    }
+    if (outcome.reply !== undefined) this.host.send(peer, responseEnvelope(env.id, env.namespace, outcome.reply));
+    outcome.after?.();
+  }
+
+  private async call(peer: Peer, env: Envelope): Promise<Outcome> {
+    if (env.namespace !== 'rpc') throw new HostadmError('NOT_FOUND', `the bridge serves only rpc calls (got ${env.namespace}/${env.name})`);
+    switch (env.name) {
+      case 'identify':
+        return { reply: { type: 'bridge', hostname: this.host.hostname } };
+      case 'bridge_enroll':
+        return { reply: await this.enroll(peer, env.args) };
+      case 'auth_ssl':
+        return this.authSsl(peer, env.args);
+      case 'bridge_keys': {
+        if (peer.state !== 'signed-in') throw unauthorized();
+        const { md5_keys } = parseOrThrow(md5List, env.args, 'rpc/bridge_keys');
+        this.host.setKeys(peer, md5_keys);
+        // Unsolicited updates usually carry no id: then nothing is answered.
+        return { reply: env.id === '' ? undefined : { result: 'success' } };
+      }
+      default:
+        throw new HostadmError('NOT_FOUND', `the bridge has no rpc/${env.name} (it serves identify, bridge_enroll, auth_ssl, bridge_keys)`);
+    }
+  }
+
+  /** Replies to the bridge's own requests. Anything else named response/error is ignored. */
+  private onReply(peer: Peer, env: Envelope): void {
+    if (env.id === IDENT_ID) {
+      if (peer.state !== 'identifying') return;
+      const parsed = env.name === 'response' ? identifyReply.safeParse(env.args) : null;
+      if (!parsed?.success) {
+        this.host.closePeer(peer, CLOSE.policy, 'identify must answer type server or client');
+        return;
+      }
+      this.host.identified(peer, parsed.data.type === 'server' ? 'agent' : 'client', parsed.data.hostname);
+      return;
+    }
+    if (env.id === LIST_KEYS_ID && peer.state === 'signed-in') {
+      const parsed = env.name === 'response' ? md5List.safeParse(env.args) : null;
+      if (env.name === 'response' && !parsed?.success) this.host.logger.warn({ peer: peer.id }, 'list_ssl_checksums reply malformed: matching nothing');
+      this.host.setKeys(peer, parsed?.success ? parsed.data.md5_keys : []);
+    }
+  }
+
+  private async enroll(peer: Peer, rawArgs: unknown): Promise<unknown> {
+    const { host } = this;
+    if (peer.state === 'identifying') throw badRequest('answer the bridge\'s identify request first');
+    await this.refuseBlocked(peer);
+    const args = parseOrThrow(enrollArgs, rawArgs, 'rpc/bridge_enroll');
+    const now = host.clock.now();
+    const claims = await verifyJoinToken(host.joinSecret, args.token, now);
+    if (!claims || claims.kind !== peer.kind) return this.enrollFailed(peer, claims ? 'token for another kind' : 'token invalid or expired');
+    const parsed = host.crypto.parsePublicKey(args.pub_key);
+    if (peer.kind === 'agent' && parsed.algorithm !== 'ed25519') {
+      throw badRequest('pub_key: an agent enrolls its Ed25519 host key', [{ field: 'pub_key', message: 'must be an Ed25519 key for an agent' }]);
+    }
+    const nickname = claims.nickname ?? args.nickname ?? peer.hostname;
+    const outcome = await host.store.enroll(
+      { jti: claims.jti, expiresAt: claims.expiresAt },
+      { id: newKeyId(), md5Key: parsed.md5Key, spkiPem: parsed.spkiPem, algorithm: parsed.algorithm, kind: peer.kind!, nickname, createdBy: claims.createdBy, createdAt: now },
+      now,
+    );
+    if (!outcome.ok) {
+      if (outcome.reason === 'token-used') return this.enrollFailed(peer, 'token already used');
+      host.metrics.enrollmentFailures++;
+      throw new HostadmError('CONFLICT', outcome.reason === 'key-revoked' ? 'this key was revoked; enroll a new key' : 'this key is already registered');
+    }
+    host.metrics.enrollments++;
+    const { key } = outcome;
+    host.logger.info({ keyId: key.id, kind: key.kind, nickname: key.nickname, address: peer.address }, 'key enrolled');
+    return { registered: { key_id: key.id, md5_key: key.md5Key, kind: key.kind, nickname: key.nickname } };
+  }
+
+  private enrollFailed(peer: Peer, why: string): never {
+    this.host.metrics.enrollmentFailures++;
+    this.host.logger.info({ address: peer.address, why }, 'enrollment refused');
+    throw unauthorized();
+  }
+
+  private async authSsl(peer: Peer, rawArgs: unknown): Promise<Outcome> {
+    const { host } = this;
+    if (peer.state === 'identifying') throw badRequest('answer the bridge\'s identify request first');
+    if (peer.state === 'signed-in') throw new HostadmError('CONFLICT', 'already signed in on this connection');
+    await this.refuseBlocked(peer);
+    // Stage 1: `""` (any registered key of the peer's kind) or `{action:"auth_ssl", md5_key}` (that key only).
+    if (rawArgs === undefined || rawArgs === null || typeof rawArgs !== 'object') return { reply: this.challenge(peer, '') };
+    const args = parseOrThrow(authSslArgs, rawArgs, 'rpc/auth_ssl');
+    if (typeof args === 'string') return { reply: this.challenge(peer, '') };
+    if ('md5_key' in args) return { reply: this.challenge(peer, args.md5_key) };
+
+    const now = host.clock.now();
+    const testString = peer.challenge;
+    const fresh = testString !== null && now - peer.challengeAt <= host.config.sslWindowSeconds * 1000;
+    const pinned = peer.challengeMd5;
+    peer.challenge = null;
+    peer.challengeMd5 = '';
+    if (!fresh) return this.signInFailed(peer, 'no test string outstanding, or it expired');
+    const [proof, form] = 'signature' in args ? [args.signature, 'signature' as const] : [args.encrypted_string, 'original' as const];
+    let candidates: KeyRecord[];
+    if (pinned) {
+      const key = await host.store.getByMd5(pinned);
+      candidates = key && key.revokedAt === null && key.kind === peer.kind ? [key] : [];
+    } else candidates = await host.store.listActive(peer.kind!);
+    let match: KeyRecord | undefined;
+    for (const key of candidates) {
+      if (await host.crypto.verifyProof(key, testString, proof, form)) {
+        match = key;
+        break;
+      }
+    }
+    if (!match) return this.signInFailed(peer, pinned ? 'proof does not match the pinned key' : 'proof matches no registered key');
+    if (peer.closed) return { reply: undefined };
+    const fingerprint = match.algorithm === 'ed25519' && match.kind === 'agent' ? await hostKeyFingerprint(match.spkiPem) : null;
+    host.signedIn(peer, match, fingerprint);
+    host.logger.info({ peer: peer.id, keyId: match.id, nickname: match.nickname, address: peer.address }, 'peer signed in');
+    return {
+      reply: [randomAlnum(40), host.config.tokenTtlSeconds],
+      // The bridge asks for the peer's keys right after the sign-in reply.
+      after: () => {
+        if (!peer.closed) peer.socket.send(LIST_KEYS_REQUEST);
+      },
+    };
+  }
+
+  private challenge(peer: Peer, md5Key: string): { test_string: string } {
+    peer.challenge = randomAlnum(32);
+    peer.challengeAt = this.host.clock.now();
+    peer.challengeMd5 = md5Key;
+    return { test_string: peer.challenge };
+  }
+
+  private signInFailed(peer: Peer, why: string): never {
+    this.host.metrics.signinFailures++;
+    this.host.logger.info({ address: peer.address, peer: peer.id, why }, 'sign-in refused');
+    throw unauthorized();
+  }
+
+  private async refuseBlocked(peer: Peer): Promise<void> {
+    if (this.host.isExempt(peer.address)) return;
+    if (await this.host.store.isBlocked(peer.address, this.host.clock.now())) throw blocked();
+  }
+
+  /** Counts a failure toward the blacklist; true when the address is now blocked. */
+  private async failed(peer: Peer): Promise<boolean> {
+    const { host } = this;
+    if (host.isExempt(peer.address)) return false;
+    const b = host.config.blacklist;
+    const now = host.clock.now();
+    const nowBlocked = await host.store.recordFailure(peer.address, now, {
+      failures: b.failures,
+      windowMs: b.windowSeconds * 1000,
+      blockMs: b.blockSeconds * 1000,
+    });
+    if (nowBlocked) {
+      host.metrics.addressesBlocked++;
+      host.logger.warn({ address: peer.address }, 'address blacklisted after repeated failed sign-ins');
+    }
+    return nowBlocked;
+  }
+}
+
+function parseEnvelope(text: string): Envelope | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return null;
+  const v = value as Record<string, unknown>;
+  const id = typeof v.id === 'string' ? v.id : typeof v.id === 'number' ? String(v.id) : v.id === undefined ? '' : null;
+  if (id === null || typeof v.name !== 'string' || typeof v.namespace !== 'string') return null;
+  return { id, name: v.name, namespace: v.namespace, args: v.args };
+}

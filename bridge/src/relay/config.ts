@@ -1,0 +1,76 @@
+/** @module Limits and policies of the relay (docs/bridge-protocol.md §2.7); tests shorten some. */
+
+export interface RelayConfig {
+  /** Largest frame accepted from a peer; a larger one closes the sender with 1009. */
+  maxFrameBytes: number;
+  /** Longest destination line of a relay frame (a connection id is 42–43 characters). */
+  maxHeaderBytes: number;
+  /** A frame for a peer whose unsent bytes would exceed this is dropped (`queue-full`). */
+  maxQueueBytes: number;
+  /** A peer over `maxQueueBytes` for this long is closed (1013). */
+  queueStuckSeconds: number;
+  /** Sign in within this long after connecting, or be closed (4001). */
+  unauthenticatedCloseSeconds: number;
+  /** Between `auth_ssl` stage 1 and stage 2. */
+  sslWindowSeconds: number;
+  /** Seconds value of the `[token, seconds]` sign-in reply. */
+  tokenTtlSeconds: number;
+  heartbeatIntervalSeconds: number;
+  /** A peer that sent nothing (not even a pong) for this long is closed (4000). */
+  silentCloseSeconds: number;
+  /** How often the periodic sweep re-reads revocations made by other processes. */
+  revocationPollSeconds: number;
+  /** Most md5_keys one peer may list (an agent with more users' keys than this is cut at the bound). */
+  maxKeysPerPeer: number;
+  blacklist: {
+    failures: number;
+    windowSeconds: number;
+    blockSeconds: number;
+    /** Loopback peers are never blocked; only tests turn this off to exercise the real path. */
+    exemptLoopback: boolean;
+  };
+}
+
+export type RelayConfigOverrides = Partial<Omit<RelayConfig, 'blacklist'>> & { blacklist?: Partial<RelayConfig['blacklist']> };
+
+export const MIB = 1024 * 1024;
+
+export function relayConfig(overrides: RelayConfigOverrides = {}): RelayConfig {
+  return {
+    maxFrameBytes: MIB + 128,
+    maxHeaderBytes: 128,
+    maxQueueBytes: 8 * MIB,
+    queueStuckSeconds: 30,
+    unauthenticatedCloseSeconds: 30,
+    sslWindowSeconds: 30,
+    tokenTtlSeconds: 300,
+    heartbeatIntervalSeconds: 20,
+    silentCloseSeconds: 60,
+    revocationPollSeconds: 5,
+    maxKeysPerPeer: 10_000,
+    ...overrides,
+    blacklist: {
+      failures: 5,
+      windowSeconds: 600,
+      blockSeconds: 3600,
+      exemptLoopback: true,
+      ...overrides.blacklist,
+    },
+  };
+}
+
+/** Close codes the relay sends. */
+export const CLOSE = {
+  shuttingDown: 1001,
+  policy: 1008,
+  tooBig: 1009,
+  tryAgainLater: 1013,
+  silent: 4000,
+  unauthenticated: 4001,
+  revoked: 4003,
+  replaced: 4009,
+} as const;
+
+/** Why a relay frame was not forwarded; also the metric labels (docs/bridge-protocol.md §2.6). */
+export const DROP_REASONS = ['unknown-destination', 'not-permitted', 'queue-full', 'too-large', 'malformed'] as const;
+export type DropReason = (typeof DROP_REASONS)[number];

@@ -1,0 +1,67 @@
+/**
+ * @module Who may talk to whom: a signed-in peer is offered every peer of the opposite kind that
+ * listed at least one md5_key it also listed (docs/bridge-protocol.md §2.5). The index maps each
+ * md5_key to the peers of each kind that listed it; a change touches only the peers that share a key
+ * with the changed peer.
+ */
+import type { Peer } from './peer.ts';
+import type { PeerKind } from './ports.ts';
+
+const opposite = (kind: PeerKind): PeerKind => (kind === 'agent' ? 'client' : 'agent');
+
+export class Matcher {
+  private readonly index: Record<PeerKind, Map<string, Set<Peer>>> = { agent: new Map(), client: new Map() };
+
+  /**
+   * Replaces the md5_keys of a signed-in peer and returns the peers whose offer may have changed
+   * (the peer itself and every opposite peer that shares an old or new key).
+   */
+  setKeys(peer: Peer, keys: ReadonlySet<string>): Set<Peer> {
+    const kind = peer.kind!;
+    const affected = new Set<Peer>([peer]);
+    this.collect(kind, peer.md5Keys, affected);
+    this.unindex(peer);
+    peer.md5Keys = keys;
+    const own = this.index[kind];
+    for (const md5 of keys) {
+      let set = own.get(md5);
+      if (!set) own.set(md5, (set = new Set()));
+      set.add(peer);
+    }
+    this.collect(kind, keys, affected);
+    return affected;
+  }
+
+  /** Takes a peer out of the index; returns the opposite peers whose offer loses it. */
+  remove(peer: Peer): Set<Peer> {
+    const affected = new Set<Peer>();
+    if (!peer.kind) return affected;
+    this.unindex(peer);
+    this.collect(peer.kind, peer.md5Keys, affected);
+    return affected;
+  }
+
+  /** The peers offered to `peer` now, in a stable order (connection time, then id). */
+  offer(peer: Peer): Peer[] {
+    if (!peer.kind || peer.state !== 'signed-in') return [];
+    const found = new Set<Peer>();
+    const other = this.index[opposite(peer.kind)];
+    for (const md5 of peer.md5Keys) for (const q of other.get(md5) ?? []) if (!q.closed) found.add(q);
+    return [...found].sort((a, b) => a.connectedAt - b.connectedAt || (a.id < b.id ? -1 : 1));
+  }
+
+  private unindex(peer: Peer): void {
+    const own = this.index[peer.kind!];
+    for (const md5 of peer.md5Keys) {
+      const set = own.get(md5);
+      if (!set) continue;
+      set.delete(peer);
+      if (set.size === 0) own.delete(md5);
+    }
+  }
+
+  private collect(kind: PeerKind, keys: ReadonlySet<string>, into: Set<Peer>): void {
+    const other = this.index[opposite(kind)];
+    for (const md5 of keys) for (const q of other.get(md5) ?? []) into.add(q);
+  }
+}

@@ -1,0 +1,91 @@
+/** @module Counters the relay keeps; `GET /metrics` serves `snapshot()` as JSON. */
+import { DROP_REASONS, type DropReason } from './config.ts';
+import type { PeerKind } from './ports.ts';
+
+export interface MetricsSnapshot {
+  uptime_seconds: number;
+  /** Open connections now: signed-in or not, by the kind they identified as (`pending`: not yet identified). */
+  connections: { agent: number; client: number; pending: number };
+  connections_opened: number;
+  /** Relay frames forwarded, and their bytes as sent on. */
+  frames_relayed: number;
+  bytes_relayed: number;
+  drops: Record<DropReason, number>;
+  /** Drop notices not sent because the sender's own queue was full. */
+  drop_notices_suppressed: number;
+  signins: number;
+  signin_failures: number;
+  enrollments: number;
+  enrollment_failures: number;
+  announcements: number;
+  /** Heartbeat pongs received. */
+  pongs: number;
+  /** Upgrades refused because the address is blacklisted. */
+  refused_blacklisted: number;
+  /** Addresses blocked by this process (failures reaching the rule). */
+  addresses_blocked: number;
+  revocation_cutoffs: number;
+  /** Connections the bridge closed, by close code. */
+  closes: Record<string, number>;
+}
+
+export class RelayMetrics {
+  readonly startedAt: number;
+  readonly open = { agent: 0, client: 0, pending: 0 };
+  connectionsOpened = 0;
+  framesRelayed = 0;
+  bytesRelayed = 0;
+  readonly drops = Object.fromEntries(DROP_REASONS.map((r) => [r, 0])) as Record<DropReason, number>;
+  dropNoticesSuppressed = 0;
+  signins = 0;
+  signinFailures = 0;
+  enrollments = 0;
+  enrollmentFailures = 0;
+  announcements = 0;
+  pongs = 0;
+  refusedBlacklisted = 0;
+  addressesBlocked = 0;
+  revocationCutoffs = 0;
+  readonly closes: Record<string, number> = {};
+
+  constructor(now: number) {
+    this.startedAt = now;
+  }
+
+  opened(): void {
+    this.connectionsOpened++;
+    this.open.pending++;
+  }
+
+  /** Moves an open connection from `pending` (or one kind) to another. */
+  moved(from: PeerKind | 'pending', to: PeerKind | 'pending' | null): void {
+    this.open[from]--;
+    if (to) this.open[to]++;
+  }
+
+  closedBy(code: number): void {
+    this.closes[code] = (this.closes[code] ?? 0) + 1;
+  }
+
+  snapshot(now: number): MetricsSnapshot {
+    return {
+      uptime_seconds: Math.round((now - this.startedAt) / 1000),
+      connections: { ...this.open },
+      connections_opened: this.connectionsOpened,
+      frames_relayed: this.framesRelayed,
+      bytes_relayed: this.bytesRelayed,
+      drops: { ...this.drops },
+      drop_notices_suppressed: this.dropNoticesSuppressed,
+      signins: this.signins,
+      signin_failures: this.signinFailures,
+      enrollments: this.enrollments,
+      enrollment_failures: this.enrollmentFailures,
+      announcements: this.announcements,
+      pongs: this.pongs,
+      refused_blacklisted: this.refusedBlacklisted,
+      addresses_blocked: this.addressesBlocked,
+      revocation_cutoffs: this.revocationCutoffs,
+      closes: { ...this.closes },
+    };
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * @module One connection's state. The life of a peer:
+ *
+ *   identifying ──identify reply──▶ identified ──auth_ssl ok──▶ signed-in ──list_ssl_checksums──▶ matched
+ *        │                              │  ▲                        │
+ *        │                              └──┘ bridge_enroll          └─ bridge_keys updates md5Keys
+ *        └── any state: closed (4001 no sign-in, 4003 revoked, 4009 replaced, 1009, 1013, 4000 silent, 1008)
+ *
+ * Kept small (a handful of fields, shared empty sets) because idle agents are most connections;
+ * everything here is plain data, so a Durable Object can keep it in a socket attachment.
+ */
+import type { PeerKind, PeerSocket } from './ports.ts';
+
+export type PeerState = 'identifying' | 'identified' | 'signed-in';
+
+/** Shared by every peer that has none, so an idle peer allocates no sets. */
+export const NO_IDS: ReadonlySet<string> = new Set<string>();
+
+export interface SignedInKey {
+  id: string;
+  md5Key: string;
+  nickname: string;
+}
+
+export class Peer {
+  readonly socket: PeerSocket;
+  readonly address: string;
+  readonly connectedAt: number;
+  /** `agent-<uuid>` / `client-<uuid>` once identified (new for every connection); '' before. */
+  id = '';
+  kind: PeerKind | null = null;
+  state: PeerState = 'identifying';
+  hostname = '';
+  /** Agents: `SHA256:` fingerprint of the registered host key (computed by the bridge, not taken from identify). */
+  hostKeyFingerprint: string | null = null;
+  key: SignedInKey | null = null;
+  /** Outstanding `auth_ssl` test string, when it was issued, and the md5_key it is pinned to ('' = any). */
+  challenge: string | null = null;
+  challengeAt = 0;
+  challengeMd5 = '';
+  /** md5_keys the peer listed (list_ssl_checksums / bridge_keys). */
+  md5Keys: ReadonlySet<string> = NO_IDS;
+  /** Ids last announced to this peer: the only destinations it may send to. */
+  announced: ReadonlySet<string> = NO_IDS;
+  /** The sender header `rewrite` writes for byte frames (this peer's id). */
+  header: Uint8Array | null = null;
+  lastSeen: number;
+  /** When the peer's send queue went over the bound (0 = not over). */
+  overSince = 0;
+  closed = false;
+  /** API calls of one peer run one after another (identify reply before auth_ssl, and so on). */
+  chain: Promise<void> | null = null;
+
+  constructor(socket: PeerSocket, address: string, now: number) {
+    this.socket = socket;
+    this.address = address;
+    this.connectedAt = now;
+    this.lastSeen = now;
+  }
+
+  get countedAs(): PeerKind | 'pending' {
+    return this.kind ?? 'pending';
+  }
+}

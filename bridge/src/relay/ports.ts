@@ -1,0 +1,110 @@
+/**
+ * @module The ports the relay core needs from its runtime. The core (everything in `relay/`) imports
+ * no Node or Workers module: a runtime hands it sockets, storage, key crypto, a clock and a logger
+ * through these types (Hono's conninfo pattern: one port here, one same-named file per runtime).
+ *
+ * What each runtime provides:
+ * - Node (`runtime/node/`): `ws` sockets, better-sqlite3 through Drizzle, `node:crypto`, a
+ *   1-second interval that calls `Relay.sweep()`.
+ * - Workers (later): the Durable Object's WebSockets, D1 through Drizzle, `node:crypto` under
+ *   `nodejs_compat` (or WebCrypto), an alarm that calls `Relay.sweep()`.
+ */
+
+export type PeerKind = 'agent' | 'client';
+export type KeyAlgorithm = 'rsa' | 'ed25519';
+
+/**
+ * One peer's WebSocket as the relay sees it. `send` always sends a **text** frame, whether it is
+ * given a string or UTF-8 bytes (relay frames are forwarded as the bytes they arrived as).
+ */
+export interface PeerSocket {
+  send(data: string | Uint8Array): void;
+  /** Bytes accepted by `send` but not yet written to the network. */
+  readonly bufferedAmount: number;
+  /** Starts the closing handshake; the runtime reports the end with `Relay.closed`. */
+  close(code: number, reason: string): void;
+  /** Sends a protocol-level ping, where the runtime can (a Durable Object cannot; it relies on traffic). */
+  ping?(): void;
+  /**
+   * Optional fast path for byte frames: sends `head` followed by `frame[from..]` as ONE text frame
+   * without joining them first (Node writes both parts with one writev). Returns false when it
+   * cannot right now; the relay then joins the parts and uses `send`.
+   */
+  sendParts?(head: Uint8Array, frame: Uint8Array, from: number): boolean;
+}
+
+/** A registered key as stored. Times are milliseconds since the epoch. */
+export interface KeyRecord {
+  id: string;
+  md5Key: string;
+  spkiPem: string;
+  algorithm: KeyAlgorithm;
+  kind: PeerKind;
+  nickname: string;
+  createdBy: string;
+  createdAt: number;
+  lastSeenAt: number | null;
+  revokedAt: number | null;
+}
+
+export type NewKey = Omit<KeyRecord, 'lastSeenAt' | 'revokedAt'>;
+
+export type EnrollOutcome = { ok: true; key: KeyRecord } | { ok: false; reason: 'token-used' | 'key-exists' | 'key-revoked' };
+
+export interface BlacklistRule {
+  failures: number;
+  windowMs: number;
+  blockMs: number;
+}
+
+/**
+ * Persistent state: registered keys, used join tokens, the blacklist. Every method is async so a
+ * D1 implementation fits; every implementation must use bound parameters only.
+ */
+export interface KeyStore {
+  /** The key with this md5_key, revoked or not. */
+  getByMd5(md5Key: string): Promise<KeyRecord | null>;
+  /** The key whose id or md5_key is `ref`. */
+  find(ref: string): Promise<KeyRecord | null>;
+  /** Every key that is not revoked, of one kind (sign-in without a pinned key tries each). */
+  listActive(kind: PeerKind): Promise<KeyRecord[]>;
+  list(): Promise<KeyRecord[]>;
+  /**
+   * Records the token's `jti` as used and inserts the key, atomically: a token already used, or a
+   * key already registered (or revoked), changes nothing.
+   */
+  enroll(token: { jti: string; expiresAt: number }, key: NewKey, now: number): Promise<EnrollOutcome>;
+  /** Sets `revoked_at` (first revocation wins); returns the key, or null when there is none. */
+  revoke(ref: string, now: number): Promise<KeyRecord | null>;
+  /** Keys revoked at or after `since` (the periodic re-read that catches revocations by other processes). */
+  revokedSince(since: number): Promise<KeyRecord[]>;
+  touch(keyId: string, now: number): Promise<void>;
+  isBlocked(address: string, now: number): Promise<boolean>;
+  /** Records a failure; returns true when this failure blocks the address. */
+  recordFailure(address: string, now: number, rule: BlacklistRule): Promise<boolean>;
+}
+
+export interface ParsedPublicKey {
+  spkiPem: string;
+  algorithm: KeyAlgorithm;
+  md5Key: string;
+}
+
+/** Key parsing and proof checks (RSA PKCS#1 v1.5 "encrypted_string" needs more than WebCrypto). */
+export interface KeyCrypto {
+  /** base64 of a PEM public key or X.509 certificate → SPKI PEM; throws a HostadmError 400 when unusable. */
+  parsePublicKey(pubKeyB64: string): ParsedPublicKey;
+  verifyProof(key: KeyRecord, message: string, proofB64: string, form: 'original' | 'signature'): boolean | Promise<boolean>;
+}
+
+export interface Clock {
+  now(): number;
+}
+
+/** The pino subset the core logs through. */
+export interface RelayLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}

@@ -1,0 +1,352 @@
+/**
+ * @module The relay core (docs/bridge-protocol.md §2), runtime-independent: it owns the peers, the
+ * matching index, relay forwarding, the drop and close policies and the metrics. It has no timers and
+ * no I/O of its own; a runtime feeds it (Tailscale derp's shape: forward by header, never read a body,
+ * bounded queues, every drop counted by reason).
+ *
+ * What a runtime does:
+ * 1. On an upgrade request: `await relay.admit(address)` (false → refuse with 429), accept the socket,
+ *    `const peer = relay.open(socket, address)`.
+ * 2. Each frame: `relay.receive(peer, data, isBinary)`: text as bytes (Node) or string (Workers).
+ *    Each pong: `relay.pong(peer)`. On close: `relay.closed(peer)`.
+ * 3. About once a second: `relay.sweep()` (timeouts, heartbeat, stuck queues, revocations by others).
+ * 4. `POST /admin/revoke` → `relay.revoke(ref)`; `GET /metrics` → `relay.snapshot()`.
+ */
+import { eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { BridgeApi, type ApiHost } from './api.ts';
+import { CLOSE, relayConfig, type DropReason, type RelayConfig, type RelayConfigOverrides } from './config.ts';
+import { allocateZeroed, encodeHeader, frameBytes, frameText, headerEnd, headerText, isApiFrame, rewrite, type Allocate, type Frame } from './frames.ts';
+import { Matcher } from './matching.ts';
+import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
+import { NO_IDS, Peer } from './peer.ts';
+import type { Clock, KeyCrypto, KeyRecord, KeyStore, PeerKind, PeerSocket, RelayLogger } from './ports.ts';
+
+export interface RelayDeps {
+  store: KeyStore;
+  crypto: KeyCrypto;
+  clock: Clock;
+  logger: RelayLogger;
+  /** HS256 secret for join tokens. */
+  joinSecret: Uint8Array;
+  /** What `rpc/identify` on the bridge answers as `hostname`. */
+  hostname: string;
+  config?: RelayConfigOverrides;
+  /** Allocates outgoing byte frames (default: a zeroed Uint8Array; Node passes Buffer.allocUnsafe, pooled). */
+  allocate?: Allocate;
+}
+
+/** The announcement entry for one peer (docs/bridge-protocol.md §2.5). */
+export interface PeerInfo {
+  id: string;
+  kind: PeerKind;
+  nickname: string;
+  hostname: string;
+  /** Agents: the fingerprint of the host key they signed in with; clients: null. */
+  host_key_fingerprint: string | null;
+}
+
+export class Relay implements ApiHost {
+  readonly config: RelayConfig;
+  readonly metrics: RelayMetrics;
+  readonly store: KeyStore;
+  readonly crypto: KeyCrypto;
+  readonly clock: Clock;
+  readonly logger: RelayLogger;
+  readonly joinSecret: Uint8Array;
+  readonly hostname: string;
+  private readonly peers = new Set<Peer>();
+  private readonly byId = new Map<string, Peer>();
+  /** The one connection per agent key (a newer one replaces it: 4009). */
+  private readonly agentByKey = new Map<string, Peer>();
+  /** Every signed-in connection per key id, for revocation. */
+  private readonly byKeyId = new Map<string, Set<Peer>>();
+  private readonly matcher = new Matcher();
+  private readonly api: BridgeApi;
+  private readonly allocate: Allocate;
+  private lastPing: number;
+  private lastRevocationPoll: number;
+  private sweeping = false;
+
+  constructor(deps: RelayDeps) {
+    this.config = relayConfig(deps.config);
+    this.store = deps.store;
+    this.crypto = deps.crypto;
+    this.clock = deps.clock;
+    this.logger = deps.logger;
+    this.joinSecret = deps.joinSecret;
+    this.hostname = deps.hostname;
+    this.allocate = deps.allocate ?? allocateZeroed;
+    const now = this.clock.now();
+    this.metrics = new RelayMetrics(now);
+    this.lastPing = now;
+    this.lastRevocationPoll = now;
+    this.api = new BridgeApi(this);
+  }
+
+  // ---- runtime entry points ----
+
+  /** Whether a new connection from `address` may be accepted (false: blacklisted; refuse with 429). */
+  async admit(address: string): Promise<boolean> {
+    if (this.exempt(address)) return true;
+    const blocked = await this.store.isBlocked(address, this.clock.now());
+    if (blocked) this.metrics.refusedBlacklisted++;
+    return !blocked;
+  }
+
+  /** A socket was accepted: the bridge asks the peer to identify itself. */
+  open(socket: PeerSocket, address: string): Peer {
+    const peer = new Peer(socket, address, this.clock.now());
+    this.peers.add(peer);
+    this.metrics.opened();
+    socket.send(IDENTIFY_REQUEST);
+    return peer;
+  }
+
+  receive(peer: Peer, data: Frame, isBinary = false): void {
+    if (peer.closed) return;
+    const now = this.clock.now();
+    peer.lastSeen = now;
+    let size = typeof data === 'string' ? data.length : data.byteLength;
+    if (typeof data === 'string' && size * 3 > this.config.maxFrameBytes) size = frameBytes(data);
+    if (size > this.config.maxFrameBytes) return this.oversize(peer);
+    if (isBinary) return this.drop(peer, '', 'malformed');
+    if (isApiFrame(data)) return this.enqueueApi(peer, frameText(data));
+    this.forward(peer, data, size, now);
+  }
+
+  /**
+   * A frame over `maxFrameBytes` arrived: counted as a `too-large` drop, the sender closed (1009).
+   * Runtimes whose socket refuses such frames itself (ws `maxPayload`) report them here.
+   */
+  oversize(peer: Peer): void {
+    if (peer.closed) return;
+    this.metrics.drops['too-large']++;
+    this.closePeer(peer, CLOSE.tooBig, 'frame too large');
+  }
+
+  pong(peer: Peer): void {
+    this.metrics.pongs++;
+    peer.lastSeen = this.clock.now();
+  }
+
+  /** The runtime saw the socket close (either side); idempotent. */
+  closed(peer: Peer): void {
+    if (!peer.closed) this.detach(peer);
+  }
+
+  /**
+   * Periodic upkeep: unauthenticated timeout (4001), heartbeat pings and silent peers (4000), send
+   * queues stuck over the bound (1013), and revocations written by another process (4003).
+   */
+  async sweep(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      const now = this.clock.now();
+      const c = this.config;
+      const ping = now - this.lastPing >= c.heartbeatIntervalSeconds * 1000;
+      if (ping) this.lastPing = now;
+      for (const peer of [...this.peers]) {
+        if (peer.state !== 'signed-in' && now - peer.connectedAt >= c.unauthenticatedCloseSeconds * 1000) {
+          this.closePeer(peer, CLOSE.unauthenticated, 'not signed in');
+        } else if (now - peer.lastSeen >= c.silentCloseSeconds * 1000) {
+          this.closePeer(peer, CLOSE.silent, 'no traffic or pong');
+        } else if (peer.overSince) {
+          if (peer.socket.bufferedAmount <= c.maxQueueBytes) peer.overSince = 0;
+          else if (now - peer.overSince >= c.queueStuckSeconds * 1000) this.closePeer(peer, CLOSE.tryAgainLater, 'send queue full');
+        }
+        if (ping && !peer.closed) peer.socket.ping?.();
+      }
+      if (now - this.lastRevocationPoll >= c.revocationPollSeconds * 1000) {
+        // A second of overlap: a revocation committed while the last poll ran is not missed.
+        const since = this.lastRevocationPoll - 1000;
+        this.lastRevocationPoll = now;
+        for (const key of await this.store.revokedSince(since)) this.cutOff(key.id);
+      }
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  /** Revokes a key (by id or md5_key) and closes its connections at once (4003). */
+  async revoke(ref: string): Promise<{ key: KeyRecord; disconnected: number } | null> {
+    const key = await this.store.revoke(ref, this.clock.now());
+    if (!key) return null;
+    return { key, disconnected: this.cutOff(key.id) };
+  }
+
+  /** Closes every connection (1001) and forgets them. */
+  shutdown(): void {
+    for (const peer of [...this.peers]) this.closePeer(peer, CLOSE.shuttingDown, 'bridge shutting down');
+  }
+
+  snapshot(): MetricsSnapshot {
+    return this.metrics.snapshot(this.clock.now());
+  }
+
+  // ---- ApiHost: what the API handlers call back into ----
+
+  send(peer: Peer, envelope: unknown): void {
+    if (!peer.closed) peer.socket.send(JSON.stringify(envelope));
+  }
+
+  identified(peer: Peer, kind: PeerKind, hostname: string): void {
+    peer.kind = kind;
+    peer.hostname = hostname;
+    peer.id = `${kind}-${crypto.randomUUID()}`;
+    peer.header = encodeHeader(peer.id);
+    peer.state = 'identified';
+    this.byId.set(peer.id, peer);
+    this.metrics.moved('pending', kind);
+  }
+
+  signedIn(peer: Peer, key: KeyRecord, fingerprint: string | null): void {
+    peer.state = 'signed-in';
+    peer.key = { id: key.id, md5Key: key.md5Key, nickname: key.nickname };
+    peer.hostKeyFingerprint = fingerprint;
+    if (peer.kind === 'agent') {
+      const old = this.agentByKey.get(key.id);
+      this.agentByKey.set(key.id, peer);
+      if (old && old !== peer) this.closePeer(old, CLOSE.replaced, 'replaced by a newer connection with the same key');
+    }
+    let set = this.byKeyId.get(key.id);
+    if (!set) this.byKeyId.set(key.id, (set = new Set()));
+    set.add(peer);
+    this.metrics.signins++;
+    this.touch(key.id);
+  }
+
+  /** The peer listed its md5_keys: re-match it and everyone sharing a key with it. */
+  setKeys(peer: Peer, md5Keys: readonly string[]): void {
+    if (peer.closed || peer.state !== 'signed-in') return;
+    let keys = new Set(md5Keys.slice(0, this.config.maxKeysPerPeer));
+    // A client matches by its own key only (it signed in with it); other md5_keys would let it probe
+    // which agents accept someone else's key.
+    if (peer.kind === 'client') keys = keys.has(peer.key!.md5Key) ? new Set([peer.key!.md5Key]) : new Set();
+    const affected = this.matcher.setKeys(peer, keys.size === 0 ? NO_IDS : keys);
+    for (const p of affected) this.announce(p, p === peer);
+  }
+
+  closePeer(peer: Peer, code: number, reason: string): void {
+    if (peer.closed) return;
+    this.metrics.closedBy(code);
+    this.logger.debug({ peer: peer.id || '(unidentified)', address: peer.address, code, reason }, 'closing peer');
+    this.detach(peer);
+    try {
+      peer.socket.close(code, reason);
+    } catch (err) {
+      this.logger.debug({ err }, 'socket close failed');
+    }
+  }
+
+  isExempt(address: string): boolean {
+    return this.exempt(address);
+  }
+
+  // ---- internals ----
+
+  private forward(peer: Peer, data: Frame, size: number, now: number): void {
+    if (peer.state !== 'signed-in') return this.drop(peer, '', 'not-permitted');
+    const end = headerEnd(data, this.config.maxHeaderBytes);
+    const dest = end > 0 ? headerText(data, end) : null;
+    if (dest === null) return this.drop(peer, '', 'malformed');
+    if (!peer.announced.has(dest)) return this.drop(peer, dest, this.byId.has(dest) ? 'not-permitted' : 'unknown-destination');
+    const target = this.byId.get(dest);
+    if (!target || target.closed) return this.drop(peer, dest, 'unknown-destination');
+    const header = peer.header!;
+    const outSize = size - end + header.length;
+    if (outSize > this.config.maxFrameBytes) return this.drop(peer, dest, 'too-large');
+    // Over the bound means unsent bytes already above it: the queue exceeds the bound by one frame at most.
+    if (target.socket.bufferedAmount > this.config.maxQueueBytes) {
+      if (!target.overSince) target.overSince = now;
+      return this.drop(peer, dest, 'queue-full');
+    }
+    const socket = target.socket;
+    if (typeof data === 'string' || !socket.sendParts?.(header, data, end)) socket.send(rewrite(data, end, peer.id, header, this.allocate));
+    this.metrics.framesRelayed++;
+    this.metrics.bytesRelayed += outSize;
+  }
+
+  private drop(peer: Peer, destination: string, reason: DropReason): void {
+    this.metrics.drops[reason]++;
+    // A sender whose own queue is full is not told (the notice would only grow it); the count stays.
+    if (peer.socket.bufferedAmount > this.config.maxQueueBytes) {
+      this.metrics.dropNoticesSuppressed++;
+      return;
+    }
+    this.send(peer, eventEnvelope('bridge', { dropped: { destination, reason } }));
+  }
+
+  private enqueueApi(peer: Peer, text: string): void {
+    const run = (): Promise<void> =>
+      this.api.handle(peer, text).catch((err: unknown) => this.logger.error({ err, peer: peer.id }, 'bridge API call failed'));
+    const next: Promise<void> = peer.chain ? peer.chain.then(run) : run();
+    peer.chain = next;
+    void next.then(() => {
+      if (peer.chain === next) peer.chain = null;
+    });
+  }
+
+  /** Sends `peer` its offer when it changed (or always when `force`: right after it listed its keys). */
+  private announce(peer: Peer, force: boolean): void {
+    if (peer.closed || peer.state !== 'signed-in') return;
+    const offer = this.matcher.offer(peer);
+    const same = offer.length === peer.announced.size && offer.every((q) => peer.announced.has(q.id));
+    if (same && !force) return;
+    peer.announced = offer.length === 0 ? NO_IDS : new Set(offer.map((q) => q.id));
+    this.metrics.announcements++;
+    this.send(
+      peer,
+      eventEnvelope('bridge', {
+        available_connections: offer.map((q) => q.id),
+        peers: offer.map((q): PeerInfo => ({
+          id: q.id,
+          kind: q.kind!,
+          nickname: q.key!.nickname,
+          hostname: q.hostname,
+          host_key_fingerprint: q.hostKeyFingerprint,
+        })),
+      }),
+    );
+  }
+
+  private detach(peer: Peer): void {
+    peer.closed = true;
+    peer.chain = null;
+    this.peers.delete(peer);
+    this.metrics.moved(peer.countedAs, null);
+    if (peer.id) this.byId.delete(peer.id);
+    if (!peer.key) return;
+    const keyId = peer.key.id;
+    if (this.agentByKey.get(keyId) === peer) this.agentByKey.delete(keyId);
+    const set = this.byKeyId.get(keyId);
+    set?.delete(peer);
+    if (set?.size === 0) this.byKeyId.delete(keyId);
+    this.touch(keyId);
+    for (const p of this.matcher.remove(peer)) this.announce(p, false);
+  }
+
+  /** Closes every connection signed in with the key (4003); returns how many. */
+  private cutOff(keyId: string): number {
+    const peers = [...(this.byKeyId.get(keyId) ?? [])];
+    for (const p of peers) this.closePeer(p, CLOSE.revoked, 'key revoked');
+    this.metrics.revocationCutoffs += peers.length;
+    if (peers.length > 0) this.logger.info({ keyId, disconnected: peers.length }, 'revoked key cut off');
+    return peers.length;
+  }
+
+  private touch(keyId: string): void {
+    this.store.touch(keyId, this.clock.now()).catch((err: unknown) => this.logger.warn({ err, keyId }, 'could not record last_seen_at'));
+  }
+
+  private exempt(address: string): boolean {
+    return this.config.blacklist.exemptLoopback && isLoopback(address);
+  }
+}
+
+const IDENTIFY_REQUEST = JSON.stringify({ id: 'bridge_request_ident', name: 'identify', namespace: 'rpc', args: '' });
+
+export function isLoopback(address: string): boolean {
+  const a = address.replace(/^::ffff:/i, '');
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(a) || a === '::1';
+}

@@ -1,0 +1,135 @@
+/**
+ * @module The KeyStore port on SQLite (better-sqlite3 through Drizzle): the bridge's database in
+ * `<data>/bridge.db`, migrated at open from `bridge/src/db/migrations` (the same files D1 applies).
+ * Bound parameters only (Drizzle's query builder); better-sqlite3 is synchronous, the port is not.
+ */
+import Database from 'better-sqlite3';
+import { and, eq, gt, gte, isNull, lt, or } from 'drizzle-orm';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as schema from '../../db/schema.ts';
+import { authFailures, blacklist, bridgeKeys, usedJoinTokens } from '../../db/schema.ts';
+import type { BlacklistRule, EnrollOutcome, KeyRecord, KeyStore, NewKey, PeerKind } from '../../relay/ports.ts';
+
+export type BridgeDb = BetterSQLite3Database<typeof schema>;
+
+const MIGRATIONS = fileURLToPath(new URL('../../db/migrations', import.meta.url));
+
+type KeyRow = typeof bridgeKeys.$inferSelect;
+
+function toRecord(r: KeyRow): KeyRecord {
+  return {
+    id: r.id,
+    md5Key: r.md5Key,
+    spkiPem: r.spkiPem,
+    algorithm: r.algorithm,
+    kind: r.kind,
+    nickname: r.nickname,
+    createdBy: r.createdBy,
+    createdAt: r.createdAt.getTime(),
+    lastSeenAt: r.lastSeenAt ? r.lastSeenAt.getTime() : null,
+    revokedAt: r.revokedAt ? r.revokedAt.getTime() : null,
+  };
+}
+
+export class SqliteKeyStore implements KeyStore {
+  readonly db: BridgeDb;
+  private readonly sqlite: Database.Database;
+
+  /** Opens (creating and migrating) `<dataDir>/bridge.db`. */
+  constructor(dataDir: string) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    this.sqlite = new Database(join(dataDir, 'bridge.db'));
+    // WAL: the CLI (keys list/revoke) reads and writes while a bridge runs; busy_timeout covers the overlap.
+    this.sqlite.pragma('journal_mode = WAL');
+    this.sqlite.pragma('busy_timeout = 5000');
+    this.db = drizzle(this.sqlite, { schema });
+    migrate(this.db, { migrationsFolder: MIGRATIONS });
+  }
+
+  close(): void {
+    this.sqlite.close();
+  }
+
+  async getByMd5(md5Key: string): Promise<KeyRecord | null> {
+    const row = this.db.select().from(bridgeKeys).where(eq(bridgeKeys.md5Key, md5Key)).get();
+    return row ? toRecord(row) : null;
+  }
+
+  async find(ref: string): Promise<KeyRecord | null> {
+    const row = this.db.select().from(bridgeKeys).where(or(eq(bridgeKeys.id, ref), eq(bridgeKeys.md5Key, ref))).get();
+    return row ? toRecord(row) : null;
+  }
+
+  async listActive(kind: PeerKind): Promise<KeyRecord[]> {
+    return this.db.select().from(bridgeKeys).where(and(eq(bridgeKeys.kind, kind), isNull(bridgeKeys.revokedAt))).all().map(toRecord);
+  }
+
+  async list(): Promise<KeyRecord[]> {
+    return this.db.select().from(bridgeKeys).orderBy(bridgeKeys.createdAt, bridgeKeys.id).all().map(toRecord);
+  }
+
+  async enroll(token: { jti: string; expiresAt: number }, key: NewKey, now: number): Promise<EnrollOutcome> {
+    return this.db.transaction((tx): EnrollOutcome => {
+      if (tx.select({ jti: usedJoinTokens.jti }).from(usedJoinTokens).where(eq(usedJoinTokens.jti, token.jti)).get()) {
+        return { ok: false, reason: 'token-used' };
+      }
+      const existing = tx.select({ revokedAt: bridgeKeys.revokedAt }).from(bridgeKeys).where(eq(bridgeKeys.md5Key, key.md5Key)).get();
+      if (existing) return { ok: false, reason: existing.revokedAt ? 'key-revoked' : 'key-exists' };
+      // An expired token is refused by its signature check already, so its jti need not be kept.
+      tx.delete(usedJoinTokens).where(lt(usedJoinTokens.expiresAt, new Date(now))).run();
+      tx.insert(usedJoinTokens).values({ jti: token.jti, usedAt: new Date(now), expiresAt: new Date(token.expiresAt), keyId: key.id }).run();
+      tx.insert(bridgeKeys).values({ ...key, createdAt: new Date(key.createdAt) }).run();
+      return { ok: true, key: { ...key, lastSeenAt: null, revokedAt: null } };
+    });
+  }
+
+  async revoke(ref: string, now: number): Promise<KeyRecord | null> {
+    return this.db.transaction((tx) => {
+      const where = or(eq(bridgeKeys.id, ref), eq(bridgeKeys.md5Key, ref));
+      tx.update(bridgeKeys).set({ revokedAt: new Date(now) }).where(and(where, isNull(bridgeKeys.revokedAt))).run();
+      const row = tx.select().from(bridgeKeys).where(where).get();
+      return row ? toRecord(row) : null;
+    });
+  }
+
+  async revokedSince(since: number): Promise<KeyRecord[]> {
+    return this.db.select().from(bridgeKeys).where(gte(bridgeKeys.revokedAt, new Date(since))).all().map(toRecord);
+  }
+
+  async touch(keyId: string, now: number): Promise<void> {
+    this.db.update(bridgeKeys).set({ lastSeenAt: new Date(now) }).where(eq(bridgeKeys.id, keyId)).run();
+  }
+
+  async isBlocked(address: string, now: number): Promise<boolean> {
+    const row = this.db.select({ until: blacklist.until }).from(blacklist).where(eq(blacklist.address, address)).get();
+    if (!row) return false;
+    if (row.until.getTime() > now) return true;
+    this.db.delete(blacklist).where(eq(blacklist.address, address)).run();
+    return false;
+  }
+
+  async recordFailure(address: string, now: number, rule: BlacklistRule): Promise<boolean> {
+    const windowStart = new Date(now - rule.windowMs);
+    return this.db.transaction((tx) => {
+      tx.delete(authFailures).where(lt(authFailures.at, windowStart)).run();
+      tx.insert(authFailures).values({ address, at: new Date(now) }).run();
+      const recent = tx
+        .select({ id: authFailures.id })
+        .from(authFailures)
+        .where(and(eq(authFailures.address, address), gt(authFailures.at, windowStart)))
+        .all().length;
+      if (recent < rule.failures) return false;
+      const until = new Date(now + rule.blockMs);
+      tx.insert(blacklist)
+        .values({ address, until, reason: `${recent} failed sign-ins within ${rule.windowMs / 1000} s` })
+        .onConflictDoUpdate({ target: blacklist.address, set: { until } })
+        .run();
+      tx.delete(authFailures).where(eq(authFailures.address, address)).run();
+      return true;
+    });
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * @module The bridge on Node: one HTTP(S) server carries the Hono app (`getRequestListener`) and the
+ * `/relay` WebSockets (`ws`, upgraded through the same app). State lives in the data directory:
+ * `bridge.db` (keys, used join tokens, blacklist), `join-secret` and `admin-secret` (0600, made at
+ * first start), and `bridge.url` while running (so `hostadm bridge keys revoke` can reach it).
+ */
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { hostname as osHostname } from 'node:os';
+import { join } from 'node:path';
+import { getRequestListener } from '@hono/node-server';
+import pino, { type Logger } from 'pino';
+import { createBridgeApp } from '../../app.ts';
+import type { RelayConfigOverrides } from '../../relay/config.ts';
+import type { MetricsSnapshot } from '../../relay/metrics.ts';
+import type { Clock } from '../../relay/ports.ts';
+import { Relay } from '../../relay/relay.ts';
+import { NodeKeyCrypto } from './crypto.ts';
+import { SqliteKeyStore } from './key-store.ts';
+import { ADMIN_SECRET_FILE, joinSecretKey, readOrCreateSecret, URL_FILE } from './secrets.ts';
+import { NodeRelayTransport, type NodeEnv } from './websocket.ts';
+
+export interface BridgeOptions {
+  listen: { host: string; port: number };
+  dataDir: string;
+  tls?: { certFile: string; keyFile: string };
+  logger?: Logger;
+  clock?: Clock;
+  config?: RelayConfigOverrides;
+  /** How often the relay's sweep runs (timeouts, heartbeat, revocation re-read); tests may set 0 to drive it by hand. */
+  sweepIntervalMs?: number;
+  /** What `rpc/identify` on the bridge answers (default: this host's short name). */
+  hostname?: string;
+}
+
+export interface RunningBridge {
+  /** Where peers connect: `ws(s)://host:port/relay`. */
+  readonly url: string;
+  /** `http(s)://host:port` (healthz, metrics, admin). */
+  readonly httpUrl: string;
+  readonly port: number;
+  readonly relay: Relay;
+  readonly store: SqliteKeyStore;
+  metrics(): MetricsSnapshot;
+  /** Runs the relay's periodic upkeep now (tests with a manual clock). */
+  sweep(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {
+  const logger = options.logger ?? pino({ name: 'hostadm-bridge' }, pino.destination(2));
+  const clock = options.clock ?? { now: () => Date.now() };
+  const store = new SqliteKeyStore(options.dataDir);
+  const adminSecret = readOrCreateSecret(options.dataDir, ADMIN_SECRET_FILE);
+  const relay = new Relay({
+    store,
+    crypto: new NodeKeyCrypto(),
+    clock,
+    logger,
+    joinSecret: joinSecretKey(options.dataDir),
+    hostname: options.hostname ?? osHostname().split('.')[0] ?? 'bridge',
+    config: options.config,
+    // Pooled for small frames and not zero-filled: every byte is overwritten by the rewrite.
+    allocate: (size) => Buffer.allocUnsafe(size),
+  });
+  const transport = new NodeRelayTransport(relay);
+  const app = createBridgeApp<NodeEnv>({ relay, runtime: transport, adminSecret });
+  const listener = getRequestListener((req, env) => app.fetch(req, env as NodeEnv));
+  const server: Server = options.tls
+    ? createHttpsServer({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) }, listener)
+    : createHttpServer(listener);
+  server.on('upgrade', transport.upgradeListener(app));
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.listen.port, options.listen.host, () => resolve());
+    });
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+  const port = (server.address() as AddressInfo).port;
+  const host = options.listen.host.includes(':') ? `[${options.listen.host}]` : options.listen.host;
+  const httpUrl = `${options.tls ? 'https' : 'http'}://${host}:${port}`;
+  const url = `${options.tls ? 'wss' : 'ws'}://${host}:${port}/relay`;
+  // For the CLI on this machine: a wildcard address is reached through loopback.
+  const localHost = options.listen.host === '0.0.0.0' ? '127.0.0.1' : options.listen.host === '::' ? '[::1]' : host;
+  const localUrl = `${options.tls ? 'https' : 'http'}://${localHost}:${port}`;
+  const urlFile = join(options.dataDir, URL_FILE);
+  writeFileSync(urlFile, `${localUrl}\n`, { mode: 0o600 });
+
+  const interval = options.sweepIntervalMs ?? 1000;
+  const sweeper =
+    interval > 0
+      ? setInterval(() => relay.sweep().catch((err: unknown) => logger.error({ err }, 'relay sweep failed')), interval)
+      : null;
+  sweeper?.unref();
+  logger.info({ url, dataDir: options.dataDir }, 'bridge listening');
+
+  let closed = false;
+  return {
+    url,
+    httpUrl,
+    port,
+    relay,
+    store,
+    metrics: () => relay.snapshot(),
+    sweep: () => relay.sweep(),
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (sweeper) clearInterval(sweeper);
+      relay.shutdown();
+      await transport.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      try {
+        if (readFileSync(urlFile, 'utf8').trim() === localUrl) rmSync(urlFile, { force: true });
+      } catch {
+        // already gone
+      }
+      store.close();
+    },
+  };
+}

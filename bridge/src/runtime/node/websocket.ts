@@ -1,0 +1,158 @@
+/**
+ * @module The Node side of `/relay`: `ws` in `noServer` mode behind the shared Hono app. The HTTP
+ * server's `upgrade` event runs the app (so the blacklist check and routing are the same code as on
+ * Workers); the app's `/relay` route calls `upgrade` below, which completes the handshake and hands
+ * the socket to the relay. `maxPayload` makes `ws` refuse an oversized frame from its header, before
+ * buffering it.
+ */
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Context, Hono } from 'hono';
+import type { BridgeRuntime } from '../../app.ts';
+import type { Relay } from '../../relay/relay.ts';
+import type { PeerSocket } from '../../relay/ports.ts';
+
+/** `c.env` on Node: the request, plus the raw socket and head when the request is an upgrade. */
+export interface NodeEnv {
+  incoming: IncomingMessage;
+  outgoing?: ServerResponse;
+  socket?: Duplex;
+  head?: Buffer;
+  upgraded?: boolean;
+  /** The error listener guarding the raw socket until `ws` takes it over. */
+  onSocketError?: () => void;
+}
+
+const TEXT = { binary: false } as const;
+
+/** The parts of `ws` the fast path touches (stable in ws 8, but not public API; checked before use). */
+interface WsInternals {
+  _socket?: Duplex;
+  _sender?: { _state?: number };
+}
+
+/** Header of an unmasked, final text frame of `length` bytes (RFC 6455 §5.2). */
+function textFrameHeader(length: number): Buffer {
+  if (length < 126) return Buffer.from([0x81, length]);
+  if (length < 65536) return Buffer.from([0x81, 126, length >> 8, length & 0xff]);
+  const b = Buffer.alloc(10);
+  b[0] = 0x81;
+  b[1] = 127;
+  b.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
+  b.writeUInt32BE(length >>> 0, 6);
+  return b;
+}
+
+/** The PeerSocket port over a `ws` socket: every frame goes out as text, bytes as they are. */
+class WsPeerSocket implements PeerSocket {
+  private readonly ws: WebSocket;
+
+  constructor(ws: WebSocket) {
+    this.ws = ws;
+  }
+
+  send(data: string | Uint8Array): void {
+    this.ws.send(data, TEXT);
+  }
+
+  get bufferedAmount(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  close(code: number, reason: string): void {
+    this.ws.close(code, reason);
+  }
+
+  ping(): void {
+    this.ws.ping();
+  }
+
+  /**
+   * Writes the frame header, the sender's id and the rest of the received frame with one writev,
+   * so a relayed frame is neither joined nor copied. Only when `ws` is idle (open, and its sender
+   * is not holding a queue: no compression or Blob in progress); otherwise `send` keeps the order.
+   */
+  sendParts(head: Uint8Array, frame: Uint8Array, from: number): boolean {
+    const internals = this.ws as unknown as WsInternals;
+    const socket = internals._socket;
+    if (this.ws.readyState !== this.ws.OPEN || !socket || internals._sender?._state !== 0) return false;
+    socket.cork();
+    socket.write(textFrameHeader(head.length + frame.length - from));
+    socket.write(head);
+    socket.write(frame.subarray(from));
+    socket.uncork();
+    return true;
+  }
+}
+
+export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
+  readonly wss: WebSocketServer;
+  private readonly relay: Relay;
+
+  constructor(relay: Relay) {
+    this.relay = relay;
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: relay.config.maxFrameBytes, perMessageDeflate: false });
+  }
+
+  remoteAddress(c: Context<{ Bindings: NodeEnv }>): string {
+    return c.env.incoming.socket.remoteAddress ?? '';
+  }
+
+  upgrade(c: Context<{ Bindings: NodeEnv }>, address: string): Response {
+    const { incoming, socket, head } = c.env;
+    if (!socket || !head) return c.text('WebSocket upgrade needs HTTP/1.1\n', 400);
+    c.env.upgraded = true;
+    if (c.env.onSocketError) socket.off('error', c.env.onSocketError);
+    this.wss.handleUpgrade(incoming, socket, head, (ws) => this.attach(ws, address));
+    return new Response(null, { status: 200 });
+  }
+
+  /** The HTTP server's `upgrade` listener: runs the app, and answers the socket itself when the app refused. */
+  upgradeListener(app: Hono<{ Bindings: NodeEnv }>): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+    return (req, socket, head) => {
+      const onSocketError = () => socket.destroy();
+      socket.on('error', onSocketError);
+      const env: NodeEnv = { incoming: req, socket, head, onSocketError };
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (typeof value === 'string') headers.set(name, value);
+        else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+      }
+      const request = new Request(new URL(req.url ?? '/', 'http://bridge.invalid'), { headers });
+      void Promise.resolve(app.fetch(request, env))
+        .then(async (res) => {
+          if (env.upgraded) return;
+          const body = await res.text();
+          const status = res.status;
+          socket.end(
+            `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nContent-Type: ${res.headers.get('content-type') ?? 'text/plain'}\r\n` +
+              `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          );
+        })
+        .catch(() => {
+          if (!env.upgraded) socket.end('HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+        });
+    };
+  }
+
+  private attach(ws: WebSocket, address: string): void {
+    const relay = this.relay;
+    const peer = relay.open(new WsPeerSocket(ws), address);
+    ws.on('message', (data, isBinary) => relay.receive(peer, data as Buffer, isBinary));
+    ws.on('pong', () => relay.pong(peer));
+    ws.on('close', () => relay.closed(peer));
+    ws.on('error', (err: Error & { code?: string }) => {
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') relay.oversize(peer);
+      else relay.logger.debug({ err, peer: peer.id }, 'websocket error');
+    });
+  }
+
+  /** Closes what the relay has not closed already; waits up to `graceMs` for close handshakes. */
+  async close(graceMs = 1000): Promise<void> {
+    const deadline = Date.now() + graceMs;
+    while (this.wss.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const ws of this.wss.clients) ws.terminate();
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+}

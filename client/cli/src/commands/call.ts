@@ -1,0 +1,128 @@
+/**
+ * `hostadm call <class> <action> [key=value ...] [key:=json ...] [--json '{...}']`: any action,
+ * arguments checked against the contract before sending, reply printed as JSON. Queued actions show
+ * progress on stderr and print `{ack, jobs: {<id>: <completion event>}}`; `--no-wait` prints the job ids.
+ */
+import type { ConnectionOptions } from '../client-commands.ts';
+import { classNames, isClass, isOperation, isQueued, loadClass, loadClasses, loadOperation, resolveAction, rpcOperationNames } from '../../../sdk/src/contracts.ts';
+import { HostadmRequestError } from '../../../sdk/src/errors.ts';
+import { check, summarize } from '../../../sdk/src/validate.ts';
+import type { QueuedJob } from '../../../sdk/src/types.ts';
+import { parseActionArgs } from '../lib/args.ts';
+import { EXIT, runCommand, usageError } from '../lib/exit.ts';
+import { classHelp, operationHelp, overviewHelp } from '../lib/help.ts';
+import { printJson } from '../lib/output.ts';
+import { followJobs, progressMode, succeeded } from '../lib/progress.ts';
+import { openClient } from '../lib/session.ts';
+
+export interface CallOptions extends ConnectionOptions {
+  json?: string;
+  wait: boolean;
+  progress?: string;
+  help?: boolean;
+}
+
+interface Parsed {
+  namespace: 'admin' | 'rpc' | 'events';
+  name: string;
+}
+
+function parseTarget(target: string): Parsed {
+  const slash = target.indexOf('/');
+  if (slash < 0) return { namespace: 'admin', name: target };
+  const ns = target.slice(0, slash);
+  const name = target.slice(slash + 1);
+  if (ns !== 'admin' && ns !== 'rpc') throw usageError(`unknown namespace ${ns} in ${target}: use admin/<class> or rpc/<name> (events: hostadm events)`);
+  return { namespace: ns, name };
+}
+
+function unknownClass(target: string): Error {
+  const admin = classNames('admin').sort().join(', ');
+  const rpc = [...classNames('rpc'), ...rpcOperationNames().filter((n) => !n.startsWith('auth'))].map((n) => `rpc/${n}`).join(', ');
+  return usageError(`unknown class ${target}`, `classes: ${admin}\nrpc: ${rpc}\nhostadm call --help lists them with descriptions`);
+}
+
+export async function runCall(cls: string | undefined, action: string | undefined, rest: string[], opts: CallOptions): Promise<void> {
+  await runCommand(async () => {
+    if (!cls) {
+      if (opts.help) {
+        const [admin, rpc] = await Promise.all([loadClasses('admin'), loadClasses('rpc')]);
+        const ops = await Promise.all(rpcOperationNames().filter((n) => n === 'identify' || n === 'query').map(async (n) => (await loadOperation('rpc', n))!));
+        process.stdout.write(overviewHelp(admin, rpc, ops));
+        return EXIT.ok;
+      }
+      throw usageError('missing class: hostadm call <class> <action> [key=value ...]', 'hostadm call --help lists the classes');
+    }
+    const target = parseTarget(cls);
+
+    // rpc operations without an action: rpc/identify, rpc/query.
+    if (target.namespace === 'rpc' && isOperation('rpc', target.name)) {
+      const op = (await loadOperation('rpc', target.name))!;
+      if (opts.help) {
+        process.stdout.write(operationHelp(op));
+        return EXIT.ok;
+      }
+      if (target.name.startsWith('auth')) throw usageError(`rpc/${target.name} is how hostadm signs in; use hostadm login / logout`);
+      const args = parseActionArgs(action === undefined ? rest : [action, ...rest], opts.json);
+      const problems = check(op.args, args);
+      if (problems.length > 0) throw new HostadmRequestError(400, `invalid arguments for rpc/${target.name}: ${summarize(problems)}`, { namespace: 'rpc', name: target.name }, { fieldErrors: problems, local: true });
+      const session = await openClient(opts, { auth: op.access === 'none' ? 'none' : 'required' });
+      try {
+        printJson(await session.client.request('rpc', target.name, args));
+      } finally {
+        await session.close();
+      }
+      return EXIT.ok;
+    }
+
+    if (!isClass(target.namespace, target.name)) throw unknownClass(cls);
+    const contract = (await loadClass(target.namespace, target.name))!;
+    if (opts.help || action === undefined) {
+      const only = action === undefined ? undefined : resolveAction(contract, action);
+      if (action !== undefined && only === undefined) throw usageError(`${cls} has no action ${action}`, `actions: ${Object.keys(contract.actions).join(', ')}`);
+      if (action === undefined && !opts.help) {
+        process.stderr.write(classHelp(target.namespace, contract));
+        throw usageError(`missing action for ${cls}`);
+      }
+      process.stdout.write(classHelp(target.namespace, contract, only));
+      return EXIT.ok;
+    }
+    const canonical = resolveAction(contract, action);
+    if (canonical === undefined) throw usageError(`${cls} has no action ${action}`, `actions: ${Object.keys(contract.actions).sort().join(', ')}\nhostadm call ${cls} --help describes them`);
+    const args = parseActionArgs(rest, opts.json);
+    const actionContract = contract.actions[canonical]!;
+    // Checked here too (the SDK would refuse the same way) so a usage error never opens a connection.
+    const problems = check(actionContract.args, args);
+    if (problems.length > 0) {
+      throw new HostadmRequestError(400, `invalid arguments for ${target.namespace}/${target.name} ${canonical}: ${summarize(problems)}`, { namespace: target.namespace, name: target.name, action: canonical }, { fieldErrors: problems, local: true });
+    }
+    const ns = target.namespace as 'admin' | 'rpc';
+
+    if (!isQueued(actionContract)) {
+      const session = await openClient(opts);
+      try {
+        printJson(await session.client.call(ns, target.name, canonical, args));
+      } finally {
+        await session.close();
+      }
+      return EXIT.ok;
+    }
+
+    const mode = progressMode(opts.progress);
+    const session = await openClient(opts, { reconnect: opts.wait });
+    try {
+      const job: QueuedJob = await session.client.start(ns, target.name, canonical, args);
+      if (!opts.wait) {
+        for (const j of job.jobs) process.stdout.write(`${j.id}\n`);
+        return EXIT.ok;
+      }
+      const completions = await followJobs(job.jobs, { mode, output: mode === 'none' ? 'none' : 'stderr' });
+      const byId: Record<string, unknown> = {};
+      job.jobs.forEach((j, i) => (byId[j.id] = completions[i]));
+      printJson({ ack: job.ack, jobs: byId });
+      return completions.every(succeeded) ? EXIT.ok : EXIT.host;
+    } finally {
+      await session.close();
+    }
+  });
+}

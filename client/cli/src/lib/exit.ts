@@ -1,0 +1,76 @@
+/**
+ * Exit codes (documented in client/cli/README.md) and the one place errors become messages.
+ *   0 ok · 2 usage (bad flags or arguments, refused by the contract before sending) · 3 auth failure
+ *   4 refused by the host (400/403/404/409/429) · 5 host error (5xx, a failed job) · 6 connection failure
+ */
+import { ConnectionError, HostadmClientError, HostadmRequestError, ReplyContractError } from '../../../sdk/src/errors.ts';
+
+export const EXIT = { ok: 0, usage: 2, auth: 3, refused: 4, host: 5, connection: 6, interrupted: 130 } as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** An error the CLI raises itself, with its exit code. */
+export class CliError extends Error {
+  readonly exitCode: ExitCode;
+  readonly hint: string | undefined;
+
+  constructor(exitCode: ExitCode, message: string, hint?: string) {
+    super(message);
+    this.name = 'CliError';
+    this.exitCode = exitCode;
+    this.hint = hint;
+  }
+}
+
+export const usageError = (message: string, hint?: string) => new CliError(EXIT.usage, message, hint);
+
+export function exitCodeFor(err: unknown): ExitCode {
+  if (err instanceof CliError) return err.exitCode;
+  if (err instanceof HostadmRequestError) {
+    if (err.local) return EXIT.usage;
+    if (err.code === 401) return EXIT.auth;
+    if (err.code >= 500) return EXIT.host;
+    return EXIT.refused;
+  }
+  if (err instanceof ConnectionError) return EXIT.connection;
+  if (err instanceof ReplyContractError) return EXIT.host;
+  if (err instanceof HostadmClientError) return EXIT.usage;
+  if (err instanceof Error && err.name === 'AbortError') return EXIT.interrupted;
+  return EXIT.host;
+}
+
+/** Prints the error on stderr (never a stack trace for expected failures) and returns the exit code. */
+export function reportError(err: unknown): ExitCode {
+  const code = exitCodeFor(err);
+  const lines: string[] = [];
+  if (err instanceof HostadmRequestError) {
+    const who = err.local ? 'refused before sending' : `${err.code} ${err.codeName}`;
+    lines.push(`hostadm: ${who}: ${err.code === 401 && !err.local ? 'sign-in failed or session expired (Unauthorized)' : err.message}`);
+    for (const f of err.fieldErrors) lines.push(`  ${f.field}: ${f.message}`);
+    if (err.local && err.fieldErrors.some((f) => /expected array/.test(f.message))) {
+      lines.push('  (arrays: repeat key=value, or write key:=\'["a","b"]\')');
+    }
+  } else if (err instanceof CliError) {
+    lines.push(`hostadm: ${err.message}`);
+    if (err.hint) lines.push(err.hint);
+  } else if (err instanceof Error) {
+    lines.push(`hostadm: ${err.message}`);
+    if (!(err instanceof HostadmClientError) && process.env.HOSTADM_DEBUG) lines.push(String(err.stack));
+  } else {
+    lines.push(`hostadm: ${String(err)}`);
+  }
+  process.stderr.write(`${lines.join('\n')}\n`);
+  return code;
+}
+
+/** Runs a command body: errors become a message and an exit code. */
+export async function runCommand(body: () => Promise<number | void>): Promise<void> {
+  let code: number;
+  try {
+    code = (await body()) ?? EXIT.ok;
+  } catch (err) {
+    code = reportError(err);
+  }
+  process.exitCode = code;
+  // Everything is closed by now; should a handle linger, it must not keep a finished command alive.
+  setTimeout(() => process.exit(code), 1500).unref();
+}

@@ -1,0 +1,146 @@
+/**
+ * From flags, environment and profiles to a signed-in SDK client, with the token cache:
+ *   url   --url, HOSTADM_URL, or the profile's
+ *   user  --user, HOSTADM_USER, or the profile's
+ *   key   --key, HOSTADM_KEY, or the profile's
+ *   profile  --profile, HOSTADM_PROFILE, or the default profile when no URL was given
+ * Sign-in tries, in order: HOSTADM_TOKEN, the cached token (auth_token), the key, the password
+ * (HOSTADM_PASSWORD, or a prompt when standard input is a terminal). A successful sign-in is cached for the next command.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { connect, type AuthMethod, type HostadmClient } from '../../../sdk/src/node.ts';
+import { HostadmRequestError } from '../../../sdk/src/errors.ts';
+import { CliError, EXIT, usageError } from './exit.ts';
+import { deleteToken, loadConfig, readToken, tokenKey, writeToken, type Profile } from './config.ts';
+import { promptHidden } from './prompt.ts';
+
+export interface ConnectionFlags {
+  profile?: string;
+  url?: string;
+  user?: string;
+  key?: string;
+  /** Seconds. */
+  timeout?: number;
+}
+
+export interface Target {
+  profile: string | undefined;
+  url: string;
+  user: string | undefined;
+  keyPath: string | undefined;
+  tokenKey: string;
+}
+
+export function resolveTarget(flags: ConnectionFlags): Target {
+  const env = process.env;
+  const explicitUrl = flags.url ?? env.HOSTADM_URL;
+  const config = loadConfig();
+  const profileName = flags.profile ?? env.HOSTADM_PROFILE ?? (explicitUrl ? undefined : config.default);
+  let profile: Profile | undefined;
+  if (profileName !== undefined) {
+    profile = config.profiles[profileName];
+    if (!profile) {
+      const known = Object.keys(config.profiles);
+      throw usageError(`no profile named ${profileName}`, known.length ? `profiles: ${known.join(', ')}` : 'add one: hostadm profile add NAME --url URL --user USER');
+    }
+  }
+  const url = explicitUrl ?? profile?.url;
+  if (!url) {
+    throw usageError('no agent to talk to', 'give --url ws://HOST:PORT (or HOSTADM_URL), or add a profile: hostadm profile add NAME --url URL --user USER');
+  }
+  if (!/^wss?:\/\/[^\s/]+/.test(url)) throw usageError(`not a WebSocket URL: ${url} (expected ws://HOST:PORT or wss://HOST:PORT)`);
+  const user = flags.user ?? env.HOSTADM_USER ?? profile?.user;
+  const keyPath = flags.key ?? env.HOSTADM_KEY ?? profile?.key;
+  return { profile: profileName, url, user, keyPath, tokenKey: tokenKey(profileName, url, user ?? '') };
+}
+
+export interface OpenOptions {
+  /** `none`: do not sign in (identify). */
+  auth?: 'required' | 'none';
+  /** Long-running commands (events, waiting for jobs) reconnect; one-shot calls fail fast. */
+  reconnect?: boolean;
+}
+
+export interface OpenClient {
+  client: HostadmClient;
+  target: Target;
+  /** Closes the client and refreshes the token cache. */
+  close(): Promise<void>;
+}
+
+export async function openClient(flags: ConnectionFlags, options: OpenOptions = {}): Promise<OpenClient> {
+  const target = resolveTarget(flags);
+  const timeoutMs = (flags.timeout ?? 30) * 1000;
+  const auth = options.auth === 'none' ? [] : authMethods(target);
+  let client: HostadmClient;
+  try {
+    client = await connect({
+      url: target.url,
+      auth,
+      requestTimeoutMs: timeoutMs,
+      connectTimeoutMs: Math.min(timeoutMs, 10_000),
+      // Long-running commands ride out a restart of the agent (about a minute of attempts).
+      reconnect: options.reconnect ? { maxAttempts: 12 } : false,
+    });
+  } catch (err) {
+    if (err instanceof HostadmRequestError && err.code === 401) {
+      deleteToken(target.tokenKey);
+      throw new CliError(EXIT.auth, `sign-in to ${target.url}${target.user ? ` as ${target.user}` : ''} failed (401 Unauthorized)`);
+    }
+    throw err;
+  }
+  const save = () => {
+    const session = client.session;
+    if (!session || options.auth === 'none') return;
+    writeToken(target.tokenKey, {
+      url: target.url,
+      user: target.user ?? '',
+      token: session.token,
+      ttlSeconds: session.ttlSeconds,
+      expiresAt: session.lastUsedAt + session.ttlSeconds * 1000,
+    });
+  };
+  save();
+  if (options.reconnect) {
+    client.on('disconnect', (info) => process.stderr.write(`hostadm: connection to ${target.url} lost (code ${info.code}); reconnecting\n`));
+    client.on('reconnect', () => process.stderr.write('hostadm: reconnected; session resumed\n'));
+  }
+  return {
+    client,
+    target,
+    async close() {
+      save();
+      await client.close();
+    },
+  };
+}
+
+function authMethods(target: Target): AuthMethod[] {
+  const methods: AuthMethod[] = [];
+  // A token handed over by a script (a session opened elsewhere), then the cached one.
+  if (process.env.HOSTADM_TOKEN) methods.push({ token: process.env.HOSTADM_TOKEN });
+  const cached = readToken(target.tokenKey, target.url, target.user ?? '');
+  if (cached) methods.push({ token: cached.token });
+  if (target.keyPath) {
+    if (!existsSync(target.keyPath)) throw usageError(`key file not found: ${target.keyPath}`);
+    methods.push({ key: { privatePem: readFileSync(target.keyPath, 'utf8') } });
+  }
+  if (target.user) {
+    const fromEnv = process.env.HOSTADM_PASSWORD;
+    if (fromEnv !== undefined) methods.push({ username: target.user, password: fromEnv });
+    else if (process.stdin.isTTY && process.stderr.isTTY) {
+      const user = target.user;
+      methods.push({ username: user, password: () => promptHidden(`Password for ${user} at ${target.url}: `) });
+    }
+  }
+  if (methods.length === 0) {
+    throw new CliError(
+      EXIT.auth,
+      `no way to sign in to ${target.url}${target.user ? ` as ${target.user}` : ''}`,
+      target.user
+        ? 'set HOSTADM_PASSWORD, use --key FILE, or run on a terminal to be asked for the password'
+        : 'give --user (or HOSTADM_USER, or a profile with a user), or --key FILE',
+    );
+  }
+  return methods;
+}

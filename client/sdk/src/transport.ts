@@ -1,0 +1,50 @@
+/**
+ * The transport port. The client speaks envelopes as JSON text over a `Transport`; how the text
+ * travels is the transport's business. `webSocketTransport` (direct to an agent) is the one
+ * implemented now; a bridge transport (relayed, end-to-end encrypted, host chosen by key) plugs in here
+ * with the same three operations: it does its own handshake inside `open` and hands back a connection
+ * that carries plain envelope text.
+ *
+ * A transport may also hand back a connection that is already signed in: the bridge channel's
+ * handshake proves the client's key to the host, and the host answers with a session token. Such a
+ * transport sets `sessionToken` on the `Transport` it resolves with; the client then resumes that
+ * session (`auth_token` with the token) instead of running its configured sign-in (`auth`), on the
+ * first connection and after every reconnect, since each new channel brings its own proof.
+ */
+
+/** How a connection ended. */
+export interface CloseInfo {
+  /** WebSocket close code (1006 when the connection dropped without a close frame). */
+  code: number;
+  reason: string;
+  /** A transport error that came before the close, when there was one. */
+  error?: string;
+}
+
+export interface TransportHandlers {
+  /** One text frame: a reply or an event envelope as JSON. */
+  onMessage(text: string): void;
+  /** Called once when the connection ends, whoever ended it. */
+  onClose(info: CloseInfo): void;
+}
+
+/** One open connection. */
+export interface Transport {
+  /**
+   * Set when opening the connection already signed in (the bridge channel's key proof yields a session):
+   * the client resumes this session with `auth_token` and skips its configured `auth` methods. If
+   * the host refuses the token, the sign-in fails like any other (no fallback to `auth`).
+   */
+  readonly sessionToken?: string;
+  send(text: string): void;
+  /** Ends the connection; `onClose` follows. */
+  close(code?: number, reason?: string): void;
+}
+
+/** Opens connections; the client calls `open` again to reconnect. */
+export interface TransportFactory {
+  /** For messages: where this transport goes (`ws://host:port`, `bridge ... host ...`). */
+  readonly description: string;
+  /** Resolves once the connection can carry envelopes; rejects with a ConnectionError otherwise. */
+  open(handlers: TransportHandlers, options: { signal?: AbortSignal; timeoutMs: number }): Promise<Transport>;
+}

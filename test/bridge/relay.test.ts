@@ -1,0 +1,260 @@
+/**
+ * Bridge conformance, part 2 (docs/bridge-protocol.md §2.5–§2.8) over real sockets: matching and
+ * announcements, relay framing, drops and their reasons, limits (frame size, send queue), agent
+ * replacement, heartbeat, and the HTTP endpoints.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, createPublicKey, randomBytes } from 'node:crypto';
+import { ed25519Key, rsaKey, type TestKey } from '../helpers/keys.ts';
+import { md5Of, signedInPeer, startTestBridge, TestPeer, until, type TestBridge } from './helpers.ts';
+
+function fingerprint(key: TestKey): string {
+  const pem = Buffer.from(key.pubKeyB64, 'base64').toString();
+  const raw = Buffer.from(createPublicKey(pem).export({ format: 'jwk' }).x!, 'base64url');
+  return `SHA256:${createHash('sha256').update(raw).digest('base64url')}`;
+}
+
+/** An agent accepting `clientKey` and a client holding it, signed in and matched. */
+async function pair(t: Parameters<typeof startTestBridge>[0], bridge: TestBridge) {
+  const agentKey = ed25519Key();
+  const clientKey = rsaKey();
+  const { peer: agent } = await signedInPeer(bridge, 'server', agentKey, { md5Keys: [md5Of(clientKey)], nickname: 'web-1' });
+  t.after(() => agent.close());
+  const { peer: client, announcement } = await signedInPeer(bridge, 'client', clientKey, { nickname: 'alice' });
+  t.after(() => client.close());
+  const agentId = announcement.available_connections[0]!;
+  const clientAnnouncement = await agent.nextAnnouncement(0, (a) => a.available_connections.length === 1);
+  const clientId = clientAnnouncement.available_connections[0]!;
+  return { agent, client, agentId, clientId, agentKey, clientKey };
+}
+
+test('announcements: matching peers of the opposite kind only, with their details; updates as peers come, go and change keys', async (t) => {
+  const bridge = await startTestBridge(t);
+  const key1 = rsaKey();
+  const key2 = rsaKey();
+  const agentKey = ed25519Key();
+  const { peer: agent, announcement: first } = await signedInPeer(bridge, 'server', agentKey, { md5Keys: [md5Of(key1)], nickname: 'web-1' });
+  t.after(() => agent.close());
+  assert.deepEqual(first, { available_connections: [], peers: [] }, 'an empty offer is still announced once keys are listed');
+
+  const { peer: c1, announcement: a1 } = await signedInPeer(bridge, 'client', key1, { nickname: 'alice' });
+  t.after(() => c1.close());
+  assert.equal(a1.available_connections.length, 1);
+  const agentId = a1.available_connections[0]!;
+  assert.match(agentId, /^agent-[0-9a-f-]{36}$/);
+  assert.deepEqual(a1.peers, [{ id: agentId, kind: 'agent', nickname: 'web-1', hostname: 'server-host', host_key_fingerprint: fingerprint(agentKey) }]);
+  const seenByAgent = await agent.nextAnnouncement(0, (a) => a.available_connections.length === 1);
+  const c1Id = seenByAgent.available_connections[0]!;
+  assert.match(c1Id, /^client-[0-9a-f-]{36}$/);
+  assert.deepEqual(seenByAgent.peers, [{ id: c1Id, kind: 'client', nickname: 'alice', hostname: 'client-host', host_key_fingerprint: null }]);
+
+  // A client whose key the agent does not accept sees nothing, and the agent is not told about it.
+  const agentSeen = agent.received.length;
+  const { peer: c2, announcement: a2 } = await signedInPeer(bridge, 'client', key2, { nickname: 'bob' });
+  t.after(() => c2.close());
+  assert.deepEqual(a2, { available_connections: [], peers: [] });
+  // A client cannot match through someone else's md5_key: only the key it signed in with counts.
+  const { peer: c3, announcement: a3 } = await signedInPeer(bridge, 'client', rsaKey(), { md5Keys: [md5Of(key1)] });
+  t.after(() => c3.close());
+  assert.deepEqual(a3.available_connections, []);
+  assert.equal(agent.received.slice(agentSeen).filter((m) => 'env' in m && m.env.name === 'event').length, 0);
+
+  // The agent registers key2 (bridge_keys, unsolicited): bob is offered the agent, the agent both clients.
+  const bobSince = c2.received.length;
+  const agentSince = agent.received.length;
+  agent.send({ name: 'bridge_keys', namespace: 'rpc', args: { md5_keys: [md5Of(key1), md5Of(key2)] } });
+  assert.deepEqual((await c2.nextAnnouncement(bobSince)).available_connections, [agentId]);
+  const both = await agent.nextAnnouncement(agentSince);
+  assert.equal(both.available_connections.length, 2);
+  assert.ok(both.available_connections.includes(c1Id));
+
+  // With an id, bridge_keys is answered.
+  const ack = await agent.request('bridge_keys', { md5_keys: [md5Of(key2)] });
+  assert.deepEqual(ack.args, { result: 'success' });
+  await until(() => c1.lastAnnouncement()?.available_connections.length === 0, 'alice loses the agent');
+
+  // A second agent comes: bob is offered both; when it goes, bob is told again.
+  const agent2Key = ed25519Key();
+  const since2 = c2.received.length;
+  const { peer: agent2 } = await signedInPeer(bridge, 'server', agent2Key, { md5Keys: [md5Of(key2)], nickname: 'db-1' });
+  const withTwo = await c2.nextAnnouncement(since2);
+  assert.equal(withTwo.available_connections.length, 2);
+  assert.deepEqual(withTwo.peers.map((p) => p.nickname).sort(), ['db-1', 'web-1']);
+  const since3 = c2.received.length;
+  agent2.close();
+  assert.deepEqual((await c2.nextAnnouncement(since3)).available_connections, [agentId]);
+  assert.ok(bridge.metrics().announcements >= 8);
+});
+
+test('relay frames: the first line becomes the sender id, and the body arrives byte-identical, never parsed', async (t) => {
+  const bridge = await startTestBridge(t);
+  const { agent, client, agentId, clientId } = await pair(t, bridge);
+  const bodies = [
+    '{"id":"1","name":"auth_ssl","namespace":"rpc","args":{"md5_key":"x"}}',
+    `hsc1.${randomBytes(3000).toString('base64')}`,
+    'héllo ✓ 𝄞 — not ASCII',
+    'line one\nline two\n\nline four\n',
+    '',
+    '{',
+    randomBytes(2048).toString('latin1').replace(/[\ud800-\udfff]/g, '?'),
+  ];
+  for (const body of bodies) {
+    const since = agent.received.length;
+    client.ws.send(`${agentId}\n${body}`);
+    assert.equal(await agent.nextFrame(since), `${clientId}\n${body}`);
+    const back = client.received.length;
+    agent.ws.send(Buffer.from(`${clientId}\n${body}`, 'utf8'), { binary: false });
+    assert.equal(await client.nextFrame(back), `${agentId}\n${body}`);
+  }
+  const m = bridge.metrics();
+  assert.equal(m.frames_relayed, bodies.length * 2);
+  const expectedBytes = bodies.reduce((n, b) => n + Buffer.byteLength(`${clientId}\n${b}`) + Buffer.byteLength(`${agentId}\n${b}`), 0);
+  assert.equal(m.bytes_relayed, expectedBytes);
+  assert.equal(Object.values(m.drops).reduce((a, b) => a + b, 0), 0);
+});
+
+test('drops: unknown destination, not announced, malformed; the sender is told and the counters move', async (t) => {
+  const bridge = await startTestBridge(t);
+  const { client, agentId } = await pair(t, bridge);
+  const { peer: stranger } = await signedInPeer(bridge, 'client', rsaKey());
+  t.after(() => stranger.close());
+
+  let since = stranger.received.length;
+  stranger.ws.send(`${agentId}\n{"id":"x"}`);
+  assert.deepEqual(await stranger.nextDropped(since), { destination: agentId, reason: 'not-permitted' });
+
+  const ghost = 'agent-00000000-0000-4000-8000-000000000000';
+  since = client.received.length;
+  client.ws.send(`${ghost}\nhello`);
+  assert.deepEqual(await client.nextDropped(since), { destination: ghost, reason: 'unknown-destination' });
+
+  for (const bad of ['no newline at all', `\nempty destination`, `${'a'.repeat(200)}\nheader too long`, 'bad id\nspace in it']) {
+    since = client.received.length;
+    client.ws.send(bad);
+    assert.deepEqual(await client.nextDropped(since), { destination: '', reason: 'malformed' });
+  }
+  since = client.received.length;
+  client.ws.send(Buffer.from(`${agentId}\nbinary`), { binary: true });
+  assert.deepEqual(await client.nextDropped(since), { destination: '', reason: 'malformed' });
+
+  const { drops } = bridge.metrics();
+  assert.deepEqual(drops, { 'unknown-destination': 1, 'not-permitted': 1, 'queue-full': 0, 'too-large': 0, malformed: 5 });
+});
+
+test('frame size: over 1 MiB + 128 bytes closes the sender (1009); a frame that would grow past it when relayed is dropped (too-large)', async (t) => {
+  const bridge = await startTestBridge(t);
+  const { client, agent, agentId, clientId } = await pair(t, bridge);
+  const limit = 1024 * 1024 + 128;
+  // agent-<uuid> is one character shorter than client-<uuid>: agent → client shrinks by one byte.
+  const toClient = `${clientId}\n${'x'.repeat(limit - clientId.length - 1)}`;
+  let since = client.received.length;
+  agent.ws.send(toClient);
+  assert.equal((await client.nextFrame(since)).length, limit - 1);
+  // client → agent at the limit would arrive one byte over it: dropped, the sender told, not closed.
+  const toAgent = `${agentId}\n${'x'.repeat(limit - agentId.length - 1)}`;
+  since = client.received.length;
+  client.ws.send(toAgent);
+  assert.deepEqual(await client.nextDropped(since), { destination: agentId, reason: 'too-large' });
+  // One byte over the limit: the sender is closed.
+  client.ws.send(`${toAgent}y`);
+  assert.equal((await client.closed).code, 1009);
+  await until(() => bridge.metrics().drops['too-large'] === 2, 'too-large counted');
+  await agent.nextAnnouncement(0, (a) => a.available_connections.length === 0);
+});
+
+test('a receiver that does not read: frames for it are dropped (queue-full), and after 30 s over the bound it is closed (1013)', async (t) => {
+  const bridge = await startTestBridge(t, { config: { maxQueueBytes: 256 * 1024 } });
+  const { client, agent, agentId } = await pair(t, bridge);
+  // The agent stops reading its socket: kernel buffers fill, then the bridge's send queue for it.
+  (agent.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+  const chunk = `${agentId}\n${'q'.repeat(128 * 1024)}`;
+  const since = client.received.length;
+  let sent = 0;
+  for (let batch = 0; batch < 400 && bridge.metrics().drops['queue-full'] === 0; batch++) {
+    for (let i = 0; i < 8; i++, sent++) client.ws.send(chunk);
+    await until(() => bridge.metrics().frames_relayed + bridge.metrics().drops['queue-full'] >= sent, 'the bridge to handle the batch');
+  }
+  assert.ok(bridge.metrics().drops['queue-full'] > 0, 'queue-full reached');
+  assert.deepEqual(await client.nextDropped(since), { destination: agentId, reason: 'queue-full' });
+
+  bridge.clock.advance(29);
+  await bridge.sweep();
+  assert.equal(bridge.metrics().connections.agent, 1);
+  bridge.clock.advance(1);
+  await bridge.sweep();
+  assert.equal(bridge.metrics().closes['1013'], 1);
+  assert.equal(bridge.metrics().connections.agent, 0);
+  // The client is told the agent is gone.
+  await client.nextAnnouncement(since, (a) => a.available_connections.length === 0);
+});
+
+test('a second connection with the same agent key replaces the first (4009); clients may hold several', async (t) => {
+  const bridge = await startTestBridge(t);
+  const { agent: first, client, agentId, agentKey, clientKey } = await pair(t, bridge);
+  const since = client.received.length;
+  const { peer: second } = await signedInPeer(bridge, 'server', agentKey, { md5Keys: [md5Of(clientKey)], enroll: false });
+  t.after(() => second.close());
+  assert.equal((await first.closed).code, 4009);
+  const now = await client.nextAnnouncement(since, (a) => a.available_connections.length === 1);
+  assert.notEqual(now.available_connections[0], agentId, 'the new connection has a new id');
+  assert.equal(bridge.metrics().connections.agent, 1);
+
+  const { peer: again } = await signedInPeer(bridge, 'client', clientKey, { enroll: false });
+  t.after(() => again.close());
+  assert.equal(bridge.metrics().connections.client, 2);
+  assert.equal(bridge.metrics().closes['4009'], 1);
+});
+
+test('heartbeat: pings every 20 s; a peer that answers stays, one silent for 60 s is closed (4000)', async (t) => {
+  const bridge = await startTestBridge(t);
+  const { agent, client } = await pair(t, bridge);
+  let pings = 0;
+  client.ws.on('ping', () => pings++);
+  // The agent stops reading: it neither sees the pings nor answers them.
+  (agent.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+  const since = client.received.length;
+
+  bridge.clock.advance(19);
+  await bridge.sweep();
+  bridge.clock.advance(1);
+  await bridge.sweep();
+  await until(() => pings === 1 && bridge.metrics().pongs === 1, 'the client to be pinged and answer');
+  bridge.clock.advance(39);
+  await bridge.sweep();
+  assert.equal(bridge.metrics().connections.agent, 1, 'not yet 60 s');
+  bridge.clock.advance(1);
+  await bridge.sweep();
+  assert.equal(bridge.metrics().closes['4000'], 1);
+  assert.equal(bridge.metrics().connections.agent, 0, 'the silent agent is closed');
+  assert.equal(bridge.metrics().connections.client, 1, 'the client answered the ping at t=20 s');
+  await client.nextAnnouncement(since, (a) => a.available_connections.length === 0);
+  await until(() => pings === 2, 'the second ping (t=40 s)');
+});
+
+test('GET /healthz and /metrics', async (t) => {
+  const bridge = await startTestBridge(t);
+  const { client, agent, agentId } = await pair(t, bridge);
+  const since = agent.received.length;
+  client.ws.send(`${agentId}\nping`);
+  await agent.nextFrame(since);
+
+  const health = await fetch(`${bridge.httpUrl}/healthz`);
+  assert.equal(health.status, 200);
+  assert.deepEqual(await health.json(), { ok: true });
+
+  const metrics = (await (await fetch(`${bridge.httpUrl}/metrics`)).json()) as Record<string, unknown>;
+  assert.deepEqual(metrics.connections, { agent: 1, client: 1, pending: 0 });
+  assert.equal(metrics.connections_opened, 2);
+  assert.equal(metrics.frames_relayed, 1);
+  assert.equal(metrics.bytes_relayed, Buffer.byteLength(`client-00000000-0000-0000-0000-000000000000\nping`));
+  assert.deepEqual(metrics.drops, { 'unknown-destination': 0, 'not-permitted': 0, 'queue-full': 0, 'too-large': 0, malformed: 0 });
+  assert.equal(metrics.signins, 2);
+  assert.equal(metrics.enrollments, 2);
+  assert.equal(metrics.signin_failures, 0);
+  assert.equal(typeof metrics.uptime_seconds, 'number');
+
+  const relayOverHttp = await fetch(`${bridge.httpUrl}/relay`);
+  assert.equal(relayOverHttp.status, 426);
+  assert.equal((await fetch(`${bridge.httpUrl}/nope`)).status, 404);
+});
