@@ -100,7 +100,10 @@ export class BridgeLink {
   private connect(): void {
     if (this.state === 'stopped') return;
     this.state = 'connecting';
-    const url = new URL('relay', this.options.url.endsWith('/') ? this.options.url : `${this.options.url}/`).toString();
+    // Accept the bridge's base URL or its relay URL (`ws://bridge:port` or `ws://bridge:port/relay`).
+    const base = new URL(this.options.url);
+    if (!base.pathname.endsWith('/relay')) base.pathname = `${base.pathname.replace(/\/$/, '')}/relay`;
+    const url = base.toString();
     const ws = new WebSocket(url, { maxPayload: LIMITS.maxRelayFrameBytes, handshakeTimeout: 10_000 });
     this.ws = ws;
     ws.on('open', () => {
