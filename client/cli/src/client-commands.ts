@@ -17,6 +17,9 @@ const EXIT_USAGE = 2;
 export interface ConnectionOptions {
   profile?: string;
   url?: string;
+  bridge?: string;
+  host?: string;
+  hostKey?: string;
   user?: string;
   key?: string;
   timeout?: number;
@@ -25,6 +28,12 @@ export interface ConnectionOptions {
 function positiveNumber(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number');
+  return n;
+}
+
+function nonNegativeInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('expected a port number (0 picks a free one)');
   return n;
 }
 
@@ -39,6 +48,9 @@ function withConnection(cmd: Command): Command {
   return cmd
     .option('--profile <name>', 'connection profile (default: the default profile; env HOSTADM_PROFILE)')
     .option('--url <url>', 'agent address ws://HOST:PORT or wss://HOST:PORT (env HOSTADM_URL)')
+    .option('--bridge <url>', 'reach the host through this bridge ws://HOST:PORT (env HOSTADM_BRIDGE); needs --host and --key')
+    .option('--host <name>', 'the host behind the bridge: nickname, hostname or SHA256:fingerprint (env HOSTADM_HOST)')
+    .option('--host-key <fingerprint>', 'expected host key SHA256:... on first use (env HOSTADM_ACCEPT_HOST_KEY)')
     .option('--user <name>', 'user to sign in as (env HOSTADM_USER); password from HOSTADM_PASSWORD or a prompt')
     .option('--key <file>', 'sign in with this private key (env HOSTADM_KEY)')
     .option('--timeout <seconds>', 'seconds to wait for each reply', positiveNumber, 30);
@@ -204,13 +216,29 @@ Exit codes: 0 ok, 2 usage, 3 sign-in failed, 4 refused by the host, 5 host error
     await runLogout(opts);
   });
 
+  // ------------------------------------------------------------------ up
+  program
+    .command('up')
+    .description('start a bridge and a sim agent joined to it, with a key and a profile to reach it (until Ctrl-C)')
+    .option('--port-bridge <n>', 'bridge port on 127.0.0.1 (0: a free one)', nonNegativeInt, 12160)
+    .option('--port-agent <n>', 'agent port on 127.0.0.1 (0: a free one)', nonNegativeInt, 12150)
+    .option('--data <dir>', 'data directory for the bridge and the agent', '.hostadm')
+    .option('--profile <name>', 'profile (and key name) to create for the local user', 'local')
+    .option('--log-level <level>', 'trace, debug, info, warn or error', 'warn')
+    .action(async (opts) => {
+      const { runUp } = await import('./commands/up.ts');
+      await runUp(opts);
+    });
+
   // ------------------------------------------------------------------ profiles
   const profile = program.command('profile').description('connection profiles in $XDG_CONFIG_HOME/hostadm/config.json');
   profile
     .command('add')
     .description('add or replace a profile (the first one becomes the default)')
     .argument('<name>', 'profile name')
-    .requiredOption('--url <url>', 'agent address ws://HOST:PORT or wss://HOST:PORT')
+    .option('--url <url>', 'agent address ws://HOST:PORT or wss://HOST:PORT')
+    .option('--bridge <url>', 'through this bridge ws://HOST:PORT instead of --url (with --host and --key)')
+    .option('--host <name>', 'the host behind the bridge: nickname, hostname or SHA256:fingerprint')
     .option('--user <name>', 'user to sign in as')
     .option('--key <file>', 'private key for key sign-in')
     .option('--default', 'make it the default profile')

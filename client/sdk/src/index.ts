@@ -40,6 +40,8 @@ export type {
 export type { CloseInfo, Transport, TransportFactory, TransportHandlers } from './transport.ts';
 export { webSocketTransport } from './websocket.ts';
 export type { WebSocketConstructor, WebSocketLike, WebSocketTransportOptions } from './websocket.ts';
+export { bridgeTransport, relayUrl } from './bridge-transport.ts';
+export type { BridgeHostSelector, BridgeTransportOptions } from './bridge-transport.ts';
 export { signMessage, textToBase64 } from './key-auth.ts';
 export {
   classNames,

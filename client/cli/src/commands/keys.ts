@@ -28,6 +28,26 @@ export async function runKeysNew(opts: { name: string; force?: boolean }): Promi
     if (!KEY_NAME.test(opts.name)) throw usageError(`--name ${opts.name}: use letters, digits, _ . - (at most 64)`);
     const paths = keyPaths(opts.name);
     if (existsSync(paths.key) && !opts.force) throw usageError(`a key named ${opts.name} exists (${paths.key}); pick another --name or add --force`);
+    const certPem = await createKeyFiles(opts.name);
+    process.stdout.write(
+      [
+        `private key   ${paths.key} (RSA 2048, mode 0600)`,
+        `certificate   ${paths.cert} (self-signed, valid 10 years)`,
+        `sha256        ${fingerprint(certPem)}`,
+        `md5_key       ${md5OfCert(certPem)}`,
+        '',
+        `register it (signed in by password): hostadm keys register --name ${opts.name}`,
+        '',
+      ].join('\n'),
+    );
+  });
+}
+
+/** Writes keys/<name>.key (RSA 2048, PKCS#8, 0600) and keys/<name>.crt (self-signed); returns the certificate PEM. */
+export async function createKeyFiles(name: string): Promise<string> {
+  {
+    const opts = { name };
+    const paths = keyPaths(name);
     ensureDir(configDir());
     ensureDir(keysDir());
     const { default: forge } = await import('node-forge');
@@ -61,18 +81,8 @@ export async function runKeysNew(opts: { name: string; force?: boolean }): Promi
     const certPem = forge.pki.certificateToPem(cert);
     writePrivateFile(paths.key, privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
     writeFileSync(paths.cert, certPem, { mode: 0o644 });
-    process.stdout.write(
-      [
-        `private key   ${paths.key} (RSA 2048, mode 0600)`,
-        `certificate   ${paths.cert} (self-signed, valid 10 years)`,
-        `sha256        ${fingerprint(certPem)}`,
-        `md5_key       ${md5OfCert(certPem)}`,
-        '',
-        `register it (signed in by password): hostadm keys register --name ${opts.name}`,
-        '',
-      ].join('\n'),
-    );
-  });
+    return certPem;
+  }
 }
 
 function loadLocalKey(opts: { name: string; keyFile?: string }): { name: string; keyPath: string; certPath: string; keyPem: string; certPem: string } {

@@ -4,12 +4,16 @@ import { deleteToken, loadConfig, PROFILE_NAME, saveConfig, tokenKey, type Profi
 import { runCommand, usageError } from '../lib/exit.ts';
 import { printJson, printTable } from '../lib/output.ts';
 
-export async function runProfileAdd(name: string, opts: { url: string; user?: string; key?: string; default?: boolean }): Promise<void> {
+export async function runProfileAdd(name: string, opts: { url?: string; bridge?: string; host?: string; user?: string; key?: string; default?: boolean }): Promise<void> {
   await runCommand(async () => {
     if (!PROFILE_NAME.test(name)) throw usageError(`profile name ${name}: use letters, digits, _ . - (at most 64)`);
-    if (!/^wss?:\/\/[^\s/]+/.test(opts.url)) throw usageError(`--url ${opts.url}: expected ws://HOST:PORT or wss://HOST:PORT`);
+    if ((opts.url === undefined) === (opts.bridge === undefined)) throw usageError('give either --url URL or --bridge URL --host NAME');
+    const address = opts.url ?? opts.bridge!;
+    if (!/^wss?:\/\/[^\s/]+/.test(address)) throw usageError(`${opts.url ? '--url' : '--bridge'} ${address}: expected ws://HOST:PORT or wss://HOST:PORT`);
+    if (opts.bridge && !opts.host) throw usageError('--bridge needs --host NAME|SHA256:FINGERPRINT');
+    if (opts.bridge && !opts.key) throw usageError('--bridge needs --key FILE (a connection through a bridge signs in with a key)');
     const config = loadConfig();
-    const profile: Profile = { url: opts.url };
+    const profile: Profile = opts.url ? { url: opts.url } : { bridge: address, host: opts.host! };
     if (opts.user) profile.user = opts.user;
     if (opts.key) profile.key = resolve(opts.key);
     const replaced = Object.hasOwn(config.profiles, name);
@@ -38,7 +42,7 @@ export async function runProfileList(opts: { json?: boolean }): Promise<void> {
       ['', 'PROFILE', 'URL', 'USER', 'KEY'],
       names.map((n) => {
         const p = config.profiles[n]!;
-        return [config.default === n ? '*' : '', n, p.url, p.user ?? '', p.key ?? ''];
+        return [config.default === n ? '*' : '', n, p.url ?? `${p.bridge ?? ''} → ${p.host ?? ''}`, p.user ?? '', p.key ?? ''];
       }),
     );
   });

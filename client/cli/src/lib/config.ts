@@ -3,6 +3,7 @@
  *   config.json        profiles and the default profile
  *   tokens/<key>.json  cached session tokens, one per profile (mode 0600)
  *   keys/<name>.key    private keys (PKCS#8 PEM, mode 0600) and keys/<name>.crt their certificates
+ *   known_hosts.json   host keys pinned per bridge and host (`<bridge> <host>` → key and fingerprint)
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -11,8 +12,12 @@ import { join } from 'node:path';
 import { usageError } from './exit.ts';
 
 export interface Profile {
-  /** `ws://host:port` or `wss://host:port` of the agent. */
-  url: string;
+  /** `ws://host:port` or `wss://host:port` of the agent (direct); absent for a bridge profile. */
+  url?: string;
+  /** `ws(s)://bridge:port`: reach the host through this bridge (with `host` and the profile's key). */
+  bridge?: string;
+  /** The host behind the bridge: its nickname, hostname or `SHA256:` fingerprint. */
+  host?: string;
   user?: string;
   /** Path of a private key file used for key sign-in. */
   key?: string;
@@ -117,4 +122,36 @@ export function keyPaths(name: string): { key: string; cert: string } {
 /** The certificate next to a private key file: `x.key` → `x.crt` (also `x.pem` → `x.crt`). */
 export function certPathFor(keyPath: string): string {
   return keyPath.replace(/\.(key|pem)$/, '') + '.crt';
+}
+
+// ------------------------------------------------------------------ known hosts (bridge host keys)
+
+export interface KnownHost {
+  /** base64 raw Ed25519 public key. */
+  hostKey: string;
+  fingerprint: string;
+  addedAt: string;
+}
+
+const knownHostsPath = () => join(configDir(), 'known_hosts.json');
+
+export function knownHostEntry(bridge: string, host: string): string {
+  return `${bridge} ${host}`;
+}
+
+export function loadKnownHosts(): Record<string, KnownHost> {
+  const path = knownHostsPath();
+  if (!existsSync(path)) return {};
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, KnownHost>;
+  } catch (err) {
+    throw usageError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+}
+
+export function pinHostKey(bridge: string, host: string, hostKey: string, fingerprint: string): void {
+  const all = loadKnownHosts();
+  all[knownHostEntry(bridge, host)] = { hostKey, fingerprint, addedAt: new Date().toISOString() };
+  ensureDir(configDir());
+  writePrivateFile(knownHostsPath(), `${JSON.stringify(all, null, 2)}\n`);
 }

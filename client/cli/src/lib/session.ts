@@ -8,15 +8,34 @@
  * (HOSTADM_PASSWORD, or a prompt when standard input is a terminal). A successful sign-in is cached for the next command.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { connect, type AuthMethod, type HostadmClient } from '../../../sdk/src/node.ts';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { HandshakeError } from '@hostadm/shared/crypto/index.ts';
+import { bridgeTransport, connect, NodeWebSocket, type AuthMethod, type HostadmClient, type TransportFactory } from '../../../sdk/src/node.ts';
 import { HostadmRequestError } from '../../../sdk/src/errors.ts';
 import { CliError, EXIT, usageError } from './exit.ts';
-import { deleteToken, loadConfig, readToken, tokenKey, writeToken, type Profile } from './config.ts';
+import {
+  certPathFor,
+  configDir,
+  deleteToken,
+  knownHostEntry,
+  loadConfig,
+  loadKnownHosts,
+  pinHostKey,
+  readToken,
+  tokenKey,
+  writeToken,
+  type Profile,
+} from './config.ts';
 import { promptHidden } from './prompt.ts';
 
 export interface ConnectionFlags {
   profile?: string;
   url?: string;
+  /** Through a bridge: its address, the host (nickname, hostname or fingerprint), the expected host key. */
+  bridge?: string;
+  host?: string;
+  hostKey?: string;
   user?: string;
   key?: string;
   /** Seconds. */
@@ -25,7 +44,10 @@ export interface ConnectionFlags {
 
 export interface Target {
   profile: string | undefined;
+  /** The agent's address, or `bridge <url> host <host>` for a bridge target (messages, token cache). */
   url: string;
+  /** Set for a connection through a bridge. */
+  bridge?: { url: string; host: string };
   user: string | undefined;
   keyPath: string | undefined;
   tokenKey: string;
@@ -43,6 +65,17 @@ export function resolveTarget(flags: ConnectionFlags): Target {
       const known = Object.keys(config.profiles);
       throw usageError(`no profile named ${profileName}`, known.length ? `profiles: ${known.join(', ')}` : 'add one: hostadm profile add NAME --url URL --user USER');
     }
+  }
+  const bridgeUrl = flags.bridge ?? env.HOSTADM_BRIDGE ?? (explicitUrl ? undefined : profile?.bridge);
+  if (bridgeUrl !== undefined) {
+    const host = flags.host ?? env.HOSTADM_HOST ?? profile?.host;
+    if (!host) throw usageError('--bridge needs --host NAME|SHA256:FINGERPRINT (the host behind the bridge)');
+    if (!/^wss?:\/\/[^\s/]+/.test(bridgeUrl)) throw usageError(`not a WebSocket URL: ${bridgeUrl} (expected ws://HOST:PORT or wss://HOST:PORT)`);
+    const keyPath = flags.key ?? env.HOSTADM_KEY ?? profile?.key;
+    if (!keyPath) throw usageError('a connection through a bridge signs in with a key: give --key FILE (hostadm keys new makes one)');
+    const user = flags.user ?? env.HOSTADM_USER ?? profile?.user;
+    const url = `bridge ${bridgeUrl} host ${host}`;
+    return { profile: profileName, url, bridge: { url: bridgeUrl, host }, user, keyPath, tokenKey: tokenKey(profileName, url, user ?? '') };
   }
   const url = explicitUrl ?? profile?.url;
   if (!url) {
@@ -71,11 +104,11 @@ export interface OpenClient {
 export async function openClient(flags: ConnectionFlags, options: OpenOptions = {}): Promise<OpenClient> {
   const target = resolveTarget(flags);
   const timeoutMs = (flags.timeout ?? 30) * 1000;
-  const auth = options.auth === 'none' ? [] : authMethods(target);
+  const auth = options.auth === 'none' || target.bridge ? [] : authMethods(target);
   let client: HostadmClient;
   try {
     client = await connect({
-      url: target.url,
+      ...(target.bridge ? { transport: await bridgeFactory(target, flags) } : { url: target.url }),
       auth,
       requestTimeoutMs: timeoutMs,
       connectTimeoutMs: Math.min(timeoutMs, 10_000),
@@ -83,6 +116,15 @@ export async function openClient(flags: ConnectionFlags, options: OpenOptions = 
       reconnect: options.reconnect ? { maxAttempts: 12 } : false,
     });
   } catch (err) {
+    if (err instanceof Error && err.cause instanceof CliError) throw err.cause;
+    const mismatch = hostKeyMismatch(err);
+    if (mismatch) {
+      throw new CliError(
+        EXIT.auth,
+        `host key mismatch for ${target.url}: pinned ${mismatch.pinned}, presented ${mismatch.presented}; possible interception, not connecting`,
+        `if the host key really changed, remove its entry from ${join(configDir(), 'known_hosts.json')}`,
+      );
+    }
     if (err instanceof HostadmRequestError && err.code === 401) {
       deleteToken(target.tokenKey);
       throw new CliError(EXIT.auth, `sign-in to ${target.url}${target.user ? ` as ${target.user}` : ''} failed (401 Unauthorized)`);
@@ -100,7 +142,7 @@ export async function openClient(flags: ConnectionFlags, options: OpenOptions = 
       expiresAt: session.lastUsedAt + session.ttlSeconds * 1000,
     });
   };
-  save();
+  if (!target.bridge) save();
   if (options.reconnect) {
     client.on('disconnect', (info) => process.stderr.write(`hostadm: connection to ${target.url} lost (code ${info.code}); reconnecting\n`));
     client.on('reconnect', () => process.stderr.write('hostadm: reconnected; session resumed\n'));
@@ -109,7 +151,7 @@ export async function openClient(flags: ConnectionFlags, options: OpenOptions = 
     client,
     target,
     async close() {
-      save();
+      if (!target.bridge) save();
       await client.close();
     },
   };
@@ -143,4 +185,60 @@ function authMethods(target: Target): AuthMethod[] {
     );
   }
   return methods;
+}
+
+/** The HandshakeError behind a host-key mismatch, anywhere in the cause chain. */
+function hostKeyMismatch(err: unknown): { pinned: string; presented: string } | null {
+  for (let e: unknown = err, i = 0; e instanceof Error && i < 5; e = e.cause, i++) {
+    if (e instanceof HandshakeError && e.reason === 'host-key-mismatch' && e.fingerprints) return e.fingerprints;
+  }
+  return null;
+}
+
+/**
+ * The bridge transport for a bridge target: the profile's key, the host key pinned in known_hosts.json;
+ * on first use the fingerprint is shown and confirmed on a terminal (y/N), or must match --host-key /
+ * HOSTADM_ACCEPT_HOST_KEY when not interactive. An accepted key is pinned.
+ */
+async function bridgeFactory(target: Target, flags: ConnectionFlags): Promise<TransportFactory> {
+  const bridge = target.bridge!;
+  const keyPath = target.keyPath!;
+  if (!existsSync(keyPath)) throw usageError(`key file not found: ${keyPath}`);
+  const certPath = certPathFor(keyPath);
+  if (!existsSync(certPath)) throw usageError(`certificate not found next to the key: ${certPath} (hostadm keys new makes both)`);
+  const entry = loadKnownHosts()[knownHostEntry(bridge.url, bridge.host)];
+  const expected = flags.hostKey ?? process.env.HOSTADM_ACCEPT_HOST_KEY;
+  return bridgeTransport({
+    bridgeUrl: bridge.url,
+    host: bridge.host.startsWith('SHA256:') ? { fingerprint: bridge.host } : { name: bridge.host },
+    key: { privatePem: readFileSync(keyPath, 'utf8'), certPem: readFileSync(certPath, 'utf8') },
+    ...(entry ? { pinnedHostKey: entry.hostKey } : {}),
+    onHostKey: async (fingerprint, hostKey) => {
+      let accepted = false;
+      if (expected !== undefined) {
+        if (expected !== fingerprint) {
+          throw new CliError(EXIT.auth, `host key mismatch for ${target.url}: expected ${expected}, presented ${fingerprint}; not connecting`);
+        }
+        accepted = true;
+      } else if (process.stdin.isTTY && process.stderr.isTTY) {
+        process.stderr.write(`The host ${bridge.host} behind ${bridge.url} presents the host key\n  ${fingerprint}\nCompare it with the fingerprint the agent printed at start.\n`);
+        const rl = createInterface({ input: process.stdin, output: process.stderr });
+        try {
+          accepted = /^y(es)?$/i.test((await rl.question('Trust this host key and pin it? (y/N) ')).trim());
+        } finally {
+          rl.close();
+        }
+        if (!accepted) throw new CliError(EXIT.auth, `host key ${fingerprint} not accepted`);
+      } else {
+        throw new CliError(
+          EXIT.auth,
+          `the host key of ${bridge.host} behind ${bridge.url} is not pinned yet (it presents ${fingerprint})`,
+          'check it against the fingerprint the agent printed, then pass --host-key SHA256:... or set HOSTADM_ACCEPT_HOST_KEY',
+        );
+      }
+      pinHostKey(bridge.url, bridge.host, hostKey, fingerprint);
+      return accepted;
+    },
+    webSocket: NodeWebSocket,
+  });
 }

@@ -1,0 +1,129 @@
+/**
+ * The SDK through a real bridge: `connect({ transport: bridgeTransport(...) })` to a sim agent that
+ * dialled out to the bridge. Typed calls, events, a queued job, host-key pinning, and a reconnect
+ * after the bridge restarts.
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { agentFor, clientFor } from '../helpers/agent.ts';
+import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
+import { startTestBridge, until } from '../bridge/helpers.ts';
+import { bridgeTransport, connect, ConnectionError, NodeWebSocket, type HostadmClient, type HostadmEvent } from '../../client/sdk/src/node.ts';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function keyPems(key: TestKey) {
+  return {
+    privatePem: key.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicPem: Buffer.from(key.pubKeyB64, 'base64').toString('utf8'),
+  };
+}
+
+async function setup(t: TestContext) {
+  const port = await freePort();
+  const bridge = await startTestBridge(t, { listen: { host: '127.0.0.1', port } });
+  const agent = await agentFor(t, { bridge: { url: bridge.url, joinToken: await bridge.token('agent', { nickname: 'simhost' }), nickname: 'simhost' } });
+  await agent.bridgeLink?.ready();
+  const key = rsaKey();
+  const admin = await clientFor(t, agent, 'admin');
+  const token = await admin.login('admin');
+  const registered = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, token) });
+  assert.equal(registered.name, 'response', JSON.stringify(registered.args));
+  admin.close();
+  return { bridge, agent, key };
+}
+
+async function bridgeClient(t: TestContext, options: Parameters<typeof bridgeTransport>[0]): Promise<HostadmClient> {
+  const client = await connect({ transport: bridgeTransport(options), reconnect: { initialDelayMs: 100, maxDelayMs: 500 } });
+  t.after(() => client.close());
+  return client;
+}
+
+test('the SDK through the bridge: typed call, event, queued job, first-use pin then mismatch', async (t) => {
+  const { bridge, agent, key } = await setup(t);
+  let seen: { fingerprint: string; hostKey: string } | null = null;
+  const client = await bridgeClient(t, {
+    bridgeUrl: bridge.url,
+    host: { name: 'simhost' },
+    key: keyPems(key),
+    joinToken: await bridge.token('client'),
+    onHostKey: (fingerprint, hostKey) => {
+      seen = { fingerprint, hostKey };
+      return true;
+    },
+    webSocket: NodeWebSocket,
+  });
+  assert.equal(seen!.fingerprint, agent.services.hostKey.fingerprint, 'first use shows the agent\'s real fingerprint');
+
+  const mem = await client.admin.systemmanager.memorystats();
+  assert.ok(mem.memorystats, 'a typed call answers through the channel');
+  const query = await client.query();
+  assert.equal((query as Record<string, string>)['admin/users'], 'read/write');
+
+  const stream = client.events.subscribe(['dispatcher']);
+  await stream.ready;
+  const job = await client.rpc.dispatcher.run({ bridged1: ['echo through', 'echo bridge'] });
+  const done = await job.done;
+  assert.equal(done.success, 'true');
+  let heard: HostadmEvent | null = null;
+  for await (const event of stream) {
+    if (event.name === 'dispatcher' && (event.args as { proc_id?: string }).proc_id === 'bridged1' && event.args.state === 'finished') {
+      heard = event;
+      break;
+    }
+  }
+  assert.ok(heard, 'the event came through the bridge');
+
+  // A wrong pinned key: the handshake aborts, naming both fingerprints.
+  const wrong = Buffer.alloc(32, 7).toString('base64');
+  await assert.rejects(
+    connect({ transport: bridgeTransport({ bridgeUrl: bridge.url, host: { fingerprint: agent.services.hostKey.fingerprint }, key: keyPems(key), pinnedHostKey: wrong, webSocket: NodeWebSocket }), reconnect: false }),
+    (e: unknown) => e instanceof ConnectionError && /host-key-mismatch/.test(e.message) && e.message.includes(agent.services.hostKey.fingerprint) && /pinned SHA256:/.test(e.message),
+  );
+
+  // The right pin works with no callback; an unknown host times out listing what was seen.
+  const pinnedClient = await bridgeClient(t, { bridgeUrl: bridge.url, host: { nickname: 'simhost' }, key: keyPems(key), pinnedHostKey: seen!.hostKey, webSocket: NodeWebSocket });
+  assert.ok((await pinnedClient.admin.systemmanager.memorystats()).memorystats);
+  await assert.rejects(
+    connect({ transport: bridgeTransport({ bridgeUrl: bridge.url, host: { name: 'nosuchhost' }, key: keyPems(key), pinnedHostKey: seen!.hostKey, webSocket: NodeWebSocket }), reconnect: false, connectTimeoutMs: 1500 }),
+    (e: unknown) => e instanceof ConnectionError && /nosuchhost was not announced/.test(e.message) && /simhost/.test(e.message),
+  );
+});
+
+test('the SDK client comes back after the bridge restarts', async (t) => {
+  const { bridge, agent, key } = await setup(t);
+  const client = await bridgeClient(t, {
+    bridgeUrl: bridge.url,
+    host: { name: 'simhost' },
+    key: keyPems(key),
+    joinToken: await bridge.token('client'),
+    onHostKey: () => true,
+    webSocket: NodeWebSocket,
+  });
+  assert.ok((await client.admin.systemmanager.memorystats()).memorystats);
+  let disconnects = 0;
+  let reconnects = 0;
+  client.on('disconnect', () => disconnects++);
+  client.on('reconnect', () => reconnects++);
+
+  const restarted = await bridge.restart();
+  await until(() => disconnects > 0, 'the client noticed the bridge went away', 5000);
+  // The agent's link reconnects with backoff and is announced again.
+  const started = Date.now();
+  await until(() => restarted.metrics().connections.agent === 1, 'the agent rejoined the restarted bridge', 10_000);
+  assert.ok(Date.now() - started < 10_000);
+  void agent;
+  await until(() => reconnects > 0 && client.state === 'open', 'the SDK client reconnected through the restarted bridge', 15_000);
+  const again = await client.admin.systemmanager.memorystats();
+  assert.ok(again.memorystats, 'calls work again after the reconnect');
+});
