@@ -45,7 +45,8 @@ export async function createLinuxSandbox(options: { hostname?: string } = {}): P
     `mount --bind "${etc}" /etc`,
     `mount --bind "${home}" /home`,
     'mount -t tmpfs tmpfs /run',
-    'mount -t tmpfs tmpfs /tmp',
+    // /tmp stays shared: the checkout (and its node_modules) may live there, and tests that run the
+    // agent or node inside the sandbox need it. Tests use unique names under it.
     `hostname ${options.hostname ?? 'sandbox'}`,
     'ip link set lo up 2>/dev/null || true',
     'echo READY',
