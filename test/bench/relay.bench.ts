@@ -26,6 +26,7 @@ const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 1500);
 const WARM_MS = 400;
 const INFLIGHT = Number(process.env.BENCH_INFLIGHT ?? 64);
 const IDLE_AGENTS = Number(process.env.BENCH_IDLE_AGENTS ?? 500);
+const WARM_AGENTS = 100;
 const SIZES = (process.env.BENCH_SIZES ?? '200,16384').split(',').map(Number);
 const self = fileURLToPath(import.meta.url);
 
@@ -88,11 +89,21 @@ async function bridgeSignIn(url: string, type: 'server' | 'client', key: Key, to
   });
 }
 
-function memory(): { rss: number; heap: number } {
-  (globalThis as { gc?: () => void }).gc?.();
-  (globalThis as { gc?: () => void }).gc?.();
-  const m = process.memoryUsage();
-  return { rss: m.rss, heap: m.heapUsed };
+/**
+ * RSS and heap after memory-reducing full collections (they also shrink the young generation, so RSS
+ * compares); the median of three readings 150 ms apart, as RSS settles unevenly.
+ */
+async function memory(): Promise<{ rss: number; heap: number }> {
+  const gc = (globalThis as { gc?: (o?: object) => void }).gc;
+  const readings: Array<{ rss: number; heap: number }> = [];
+  for (let i = 0; i < 3; i++) {
+    gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    const m = process.memoryUsage();
+    readings.push({ rss: m.rss, heap: m.heapUsed });
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  const mid = <T,>(xs: T[], f: (x: T) => number) => xs.map(f).sort((a, b) => a - b)[1]!;
+  return { rss: mid(readings, (r) => r.rss), heap: mid(readings, (r) => r.heap) };
 }
 
 // ---------------------------------------------------------------- child roles
@@ -105,7 +116,7 @@ async function roleEchoServer(): Promise<void> {
   await new Promise((r) => wss.once('listening', r));
   wss.on('connection', (ws) => ws.on('message', (d, isBinary) => ws.send(d, { binary: isBinary })));
   process.on('message', (msg: { cmd: string }) => {
-    if (msg.cmd === 'mem') toParent({ mem: memory(), clients: wss.clients.size });
+    if (msg.cmd === 'mem') void memory().then((mem) => toParent({ mem, clients: wss.clients.size }));
   });
   toParent({ port: (wss.address() as { port: number }).port });
 }
@@ -142,7 +153,7 @@ async function roleBridge(): Promise<void> {
       for (let i = 0; i < (msg.n ?? 1); i++) tokens.push((await issueJoinToken(secret, { kind: msg.kind!, ttlSeconds: 600 }, Date.now())).token);
       toParent({ tokens });
     } else if (msg.cmd === 'mem') {
-      toParent({ mem: memory(), metrics: bridge.metrics() });
+      toParent({ mem: await memory(), metrics: bridge.metrics() });
     } else if (msg.cmd === 'stop') {
       await bridge.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -344,7 +355,7 @@ async function parent(): Promise<void> {
     for (const ws of [direct, minimal, viaBridge]) ws.terminate();
 
     // ---- memory per idle agent
-    const tokens = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: IDLE_AGENTS + 20 })).tokens;
+    const tokens = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: IDLE_AGENTS + WARM_AGENTS })).tokens;
     const keys = tokens.map(() => makeKey('ed25519'));
     const agents: WebSocket[] = [];
     const connectMany = async (from: number, to: number) => {
@@ -354,10 +365,11 @@ async function parent(): Promise<void> {
         for (const { ws } of await Promise.all(batch)) agents.push(ws);
       }
     };
-    await connectMany(0, 20); // warm-up: code paths, caches, first allocations
+    // Warm-up: the sign-in path's optimized code and first allocations are not per-connection costs.
+    await connectMany(0, WARM_AGENTS);
     await new Promise((r) => setTimeout(r, 300));
     const before = (await bridge.ask<{ mem: { rss: number; heap: number } }>({ cmd: 'mem' })).mem;
-    await connectMany(20, 20 + IDLE_AGENTS);
+    await connectMany(WARM_AGENTS, WARM_AGENTS + IDLE_AGENTS);
     await new Promise((r) => setTimeout(r, 500));
     const after = await bridge.ask<{ mem: { rss: number; heap: number }; metrics: { connections: { agent: number } } }>({ cmd: 'mem' });
     const rssPer = (after.mem.rss - before.rss) / IDLE_AGENTS / 1024;
@@ -365,7 +377,7 @@ async function parent(): Promise<void> {
 
     // the same for a bare ws server, for reference
     const bare: WebSocket[] = [];
-    for (let i = 0; i < 20; i++) bare.push(await open(`ws://127.0.0.1:${echoPort}`));
+    for (let i = 0; i < WARM_AGENTS; i++) bare.push(await open(`ws://127.0.0.1:${echoPort}`));
     await new Promise((r) => setTimeout(r, 300));
     const bareBefore = (await echo.ask<{ mem: { rss: number; heap: number } }>({ cmd: 'mem' })).mem;
     for (let i = 0; i < IDLE_AGENTS; i += 100) bare.push(...(await Promise.all(Array.from({ length: 100 }, () => open(`ws://127.0.0.1:${echoPort}`)))));

@@ -24,6 +24,19 @@ test('the bridge asks a new peer to identify, and answers identify itself', asyn
   assert.equal((unknown.args as { code: number }).code, 404);
 });
 
+test('bridge calls are bounded per connection: beyond 64 waiting, a 429', async (t) => {
+  const bridge = await startTestBridge(t);
+  const peer = await TestPeer.connect(bridge.url, 'server');
+  t.after(() => peer.close());
+  await until(() => bridge.metrics().connections.agent === 1, 'identified');
+  // Enrollments verify a JWT (asynchronous): 200 sent at once pile up behind one another.
+  for (let i = 0; i < 200; i++) peer.send({ id: `e${i}`, name: 'bridge_enroll', namespace: 'rpc', args: { token: 'x.y.z', pub_key: 'AAAA' } });
+  await until(() => peer.received.filter((m) => 'env' in m && m.env.name === 'error').length === 200, 'an answer to every call');
+  const refused = peer.received.filter((m) => 'env' in m && (m.env.args as { code?: number }).code === 429);
+  assert.ok(refused.length > 0, 'some calls refused');
+  assert.equal(bridge.metrics().api_calls_refused, refused.length);
+});
+
 test('a peer that answers identify with something else is closed', async (t) => {
   const bridge = await startTestBridge(t);
   const peer = await TestPeer.connect(bridge.url, 'server', [], false);

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { authSslArgs } from '@hostadm/shared/api/rpc.ts';
 import { errorEnvelope, responseEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { badRequest, HostadmError, unauthorized } from '@hostadm/shared/protocol/errors.ts';
-import { parseOrThrow } from '@hostadm/agent/server/validate.ts';
+import { fieldErrors, summarizeFieldErrors } from '@hostadm/shared/protocol/field-errors.ts';
 import { CLOSE, type RelayConfig } from './config.ts';
 import { verifyJoinToken } from './join-token.ts';
 import type { RelayMetrics } from './metrics.ts';
@@ -70,6 +70,13 @@ interface Outcome {
 
 const blocked = () => new HostadmError('TOO_MANY_REQUESTS', 'Too many failed sign-ins from this address; try again later');
 
+/** A refused enrollment or sign-in: the spec's 401, counted toward the address's blacklist. */
+class SignInFailure extends HostadmError {
+  constructor() {
+    super('UNAUTHORIZED');
+  }
+}
+
 export class BridgeApi {
   private readonly host: ApiHost;
 
@@ -93,7 +100,7 @@ export class BridgeApi {
       if (!(err instanceof HostadmError)) this.host.logger.error({ err, peer: peer.id, name: env.name }, 'bridge API failure');
       this.host.send(peer, errorEnvelope(env.id, env.namespace, error.toArgs()));
       if (error.code === 'TOO_MANY_REQUESTS') this.host.closePeer(peer, CLOSE.policy, 'Too many failed sign-ins');
-      else if (error.code === 'UNAUTHORIZED' && (await this.failed(peer))) this.host.closePeer(peer, CLOSE.policy, 'Too many failed sign-ins');
+      else if (error instanceof SignInFailure && (await this.failed(peer))) this.host.closePeer(peer, CLOSE.policy, 'Too many failed sign-ins');
       return;
     }
     if (outcome.reply !== undefined) this.host.send(peer, responseEnvelope(env.id, env.namespace, outcome.reply));
@@ -101,7 +108,7 @@ export class BridgeApi {
   }
 
   private async call(peer: Peer, env: Envelope): Promise<Outcome> {
-    if (env.namespace !== 'rpc') throw new HostadmError('NOT_FOUND', `the bridge serves only rpc calls (got ${env.namespace}/${env.name})`);
+    if (env.namespace !== 'rpc') throw new HostadmError('NOT_FOUND', `the bridge serves only rpc calls (got ${clip(env.namespace)}/${clip(env.name)})`);
     switch (env.name) {
       case 'identify':
         return { reply: { type: 'bridge', hostname: this.host.hostname } };
@@ -117,7 +124,7 @@ export class BridgeApi {
         return { reply: env.id === '' ? undefined : { result: 'success' } };
       }
       default:
-        throw new HostadmError('NOT_FOUND', `the bridge has no rpc/${env.name} (it serves identify, bridge_enroll, auth_ssl, bridge_keys)`);
+        throw new HostadmError('NOT_FOUND', `the bridge has no rpc/${clip(env.name)} (it serves identify, bridge_enroll, auth_ssl, bridge_keys)`);
     }
   }
 
@@ -172,7 +179,7 @@ export class BridgeApi {
   private enrollFailed(peer: Peer, why: string): never {
     this.host.metrics.enrollmentFailures++;
     this.host.logger.info({ address: peer.address, why }, 'enrollment refused');
-    throw unauthorized();
+    throw new SignInFailure();
   }
 
   private async authSsl(peer: Peer, rawArgs: unknown): Promise<Outcome> {
@@ -230,7 +237,7 @@ export class BridgeApi {
   private signInFailed(peer: Peer, why: string): never {
     this.host.metrics.signinFailures++;
     this.host.logger.info({ address: peer.address, peer: peer.id, why }, 'sign-in refused');
-    throw unauthorized();
+    throw new SignInFailure();
   }
 
   private async refuseBlocked(peer: Peer): Promise<void> {
@@ -257,6 +264,19 @@ export class BridgeApi {
   }
 }
 
+/** Validates `args`; a 400 naming every field problem otherwise (the agent's wording). */
+function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const errors = fieldErrors(result.error);
+  throw badRequest(`invalid arguments for ${what}: ${summarizeFieldErrors(errors)}`, errors);
+}
+
+/** A peer-supplied name as quoted back in an error message: never long. */
+function clip(text: string): string {
+  return text.length > 64 ? `${text.slice(0, 64)}…` : text;
+}
+
 function parseEnvelope(text: string): Envelope | null {
   let value: unknown;
   try {
@@ -267,6 +287,6 @@ function parseEnvelope(text: string): Envelope | null {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return null;
   const v = value as Record<string, unknown>;
   const id = typeof v.id === 'string' ? v.id : typeof v.id === 'number' ? String(v.id) : v.id === undefined ? '' : null;
-  if (id === null || typeof v.name !== 'string' || typeof v.namespace !== 'string') return null;
+  if (id === null || id.length > 256 || typeof v.name !== 'string' || typeof v.namespace !== 'string' || v.namespace.length > 64) return null;
   return { id, name: v.name, namespace: v.namespace, args: v.args };
 }

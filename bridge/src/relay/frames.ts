@@ -65,6 +65,13 @@ export function headerText(frame: Frame, end: number): string | null {
 
 const PRINTABLE = /^[\x21-\x7e]+$/;
 
+/** Whether `frame[0..end)` equals `bytes` (a sender's last destination line, kept to skip decoding it). */
+export function sameHeader(frame: Uint8Array, end: number, bytes: Uint8Array): boolean {
+  if (end !== bytes.length) return false;
+  for (let i = 0; i < end; i++) if (frame[i] !== bytes[i]) return false;
+  return true;
+}
+
 /** The sender's id as the first line, in the form `rewrite` needs for a byte frame. */
 export function encodeHeader(id: string): Uint8Array {
   return encoder.encode(id);

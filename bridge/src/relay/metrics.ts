@@ -11,8 +11,10 @@ export interface MetricsSnapshot {
   frames_relayed: number;
   bytes_relayed: number;
   drops: Record<DropReason, number>;
-  /** Drop notices not sent because the sender's own queue was full. */
-  drop_notices_suppressed: number;
+  /** Replies and drop notices not sent because the peer's own send queue was over the bound. */
+  replies_suppressed: number;
+  /** API calls refused because the peer already had the maximum in progress. */
+  api_calls_refused: number;
   signins: number;
   signin_failures: number;
   enrollments: number;
@@ -36,7 +38,8 @@ export class RelayMetrics {
   framesRelayed = 0;
   bytesRelayed = 0;
   readonly drops = Object.fromEntries(DROP_REASONS.map((r) => [r, 0])) as Record<DropReason, number>;
-  dropNoticesSuppressed = 0;
+  repliesSuppressed = 0;
+  apiCallsRefused = 0;
   signins = 0;
   signinFailures = 0;
   enrollments = 0;
@@ -75,7 +78,8 @@ export class RelayMetrics {
       frames_relayed: this.framesRelayed,
       bytes_relayed: this.bytesRelayed,
       drops: { ...this.drops },
-      drop_notices_suppressed: this.dropNoticesSuppressed,
+      replies_suppressed: this.repliesSuppressed,
+      api_calls_refused: this.apiCallsRefused,
       signins: this.signins,
       signin_failures: this.signinFailures,
       enrollments: this.enrollments,

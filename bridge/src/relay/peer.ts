@@ -42,14 +42,19 @@ export class Peer {
   md5Keys: ReadonlySet<string> = NO_IDS;
   /** Ids last announced to this peer: the only destinations it may send to. */
   announced: ReadonlySet<string> = NO_IDS;
-  /** The sender header `rewrite` writes for byte frames (this peer's id). */
+  /** The sender header `rewrite` writes for byte frames (this peer's id), made at its first relayed frame. */
   header: Uint8Array | null = null;
+  /** The destination of this peer's last byte frame, as bytes and as id (most frames go where the last went). */
+  lastDestBytes: Uint8Array | null = null;
+  lastDest = '';
   lastSeen: number;
   /** When the peer's send queue went over the bound (0 = not over). */
   overSince = 0;
   closed = false;
   /** API calls of one peer run one after another (identify reply before auth_ssl, and so on). */
   chain: Promise<void> | null = null;
+  /** API calls received and not finished (bounded). */
+  pendingApi = 0;
 
   constructor(socket: PeerSocket, address: string, now: number) {
     this.socket = socket;

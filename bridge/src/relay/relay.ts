@@ -12,10 +12,12 @@
  * 3. About once a second: `relay.sweep()` (timeouts, heartbeat, stuck queues, revocations by others).
  * 4. `POST /admin/revoke` → `relay.revoke(ref)`; `GET /metrics` → `relay.snapshot()`.
  */
-import { eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { errorEnvelope, eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
+import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import { BridgeApi, type ApiHost } from './api.ts';
 import { CLOSE, relayConfig, type DropReason, type RelayConfig, type RelayConfigOverrides } from './config.ts';
-import { allocateZeroed, encodeHeader, frameBytes, frameText, headerEnd, headerText, isApiFrame, rewrite, type Allocate, type Frame } from './frames.ts';
+import { allocateZeroed, encodeHeader, frameBytes, frameText, headerEnd, headerText, isApiFrame, rewrite, sameHeader, type Allocate, type Frame } from './frames.ts';
 import { Matcher } from './matching.ts';
 import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
 import { NO_IDS, Peer } from './peer.ts';
@@ -58,8 +60,8 @@ export class Relay implements ApiHost {
   private readonly byId = new Map<string, Peer>();
   /** The one connection per agent key (a newer one replaces it: 4009). */
   private readonly agentByKey = new Map<string, Peer>();
-  /** Every signed-in connection per key id, for revocation. */
-  private readonly byKeyId = new Map<string, Set<Peer>>();
+  /** Every signed-in client connection per key id, for revocation (agents: `agentByKey`). */
+  private readonly clientsByKey = new Map<string, Set<Peer>>();
   private readonly matcher = new Matcher();
   private readonly api: BridgeApi;
   private readonly allocate: Allocate;
@@ -186,15 +188,24 @@ export class Relay implements ApiHost {
 
   // ---- ApiHost: what the API handlers call back into ----
 
+  /**
+   * Replies and drop notices. A peer whose own send queue is over the bound does not get them
+   * (counted): it could otherwise grow its queue without limit by calling and not reading.
+   */
   send(peer: Peer, envelope: unknown): void {
-    if (!peer.closed) peer.socket.send(JSON.stringify(envelope));
+    if (peer.closed) return;
+    if (peer.socket.bufferedAmount > this.config.maxQueueBytes) {
+      this.overBound(peer);
+      this.metrics.repliesSuppressed++;
+      return;
+    }
+    peer.socket.send(JSON.stringify(envelope));
   }
 
   identified(peer: Peer, kind: PeerKind, hostname: string): void {
     peer.kind = kind;
     peer.hostname = hostname;
     peer.id = `${kind}-${crypto.randomUUID()}`;
-    peer.header = encodeHeader(peer.id);
     peer.state = 'identified';
     this.byId.set(peer.id, peer);
     this.metrics.moved('pending', kind);
@@ -208,10 +219,11 @@ export class Relay implements ApiHost {
       const old = this.agentByKey.get(key.id);
       this.agentByKey.set(key.id, peer);
       if (old && old !== peer) this.closePeer(old, CLOSE.replaced, 'replaced by a newer connection with the same key');
+    } else {
+      let set = this.clientsByKey.get(key.id);
+      if (!set) this.clientsByKey.set(key.id, (set = new Set()));
+      set.add(peer);
     }
-    let set = this.byKeyId.get(key.id);
-    if (!set) this.byKeyId.set(key.id, (set = new Set()));
-    set.add(peer);
     this.metrics.signins++;
     this.touch(key.id);
   }
@@ -248,17 +260,26 @@ export class Relay implements ApiHost {
   private forward(peer: Peer, data: Frame, size: number, now: number): void {
     if (peer.state !== 'signed-in') return this.drop(peer, '', 'not-permitted');
     const end = headerEnd(data, this.config.maxHeaderBytes);
-    const dest = end > 0 ? headerText(data, end) : null;
-    if (dest === null) return this.drop(peer, '', 'malformed');
+    let dest: string | null;
+    if (typeof data !== 'string' && peer.lastDestBytes !== null && sameHeader(data, end, peer.lastDestBytes)) dest = peer.lastDest;
+    else {
+      dest = end > 0 ? headerText(data, end) : null;
+      if (dest === null) return this.drop(peer, '', 'malformed');
+      if (typeof data !== 'string') {
+        peer.lastDestBytes = data.slice(0, end);
+        peer.lastDest = dest;
+      }
+    }
     if (!peer.announced.has(dest)) return this.drop(peer, dest, this.byId.has(dest) ? 'not-permitted' : 'unknown-destination');
     const target = this.byId.get(dest);
     if (!target || target.closed) return this.drop(peer, dest, 'unknown-destination');
-    const header = peer.header!;
+    // Made on the first relayed frame: most agents sit idle, and this is their largest allocation.
+    const header = (peer.header ??= encodeHeader(peer.id));
     const outSize = size - end + header.length;
     if (outSize > this.config.maxFrameBytes) return this.drop(peer, dest, 'too-large');
     // Over the bound means unsent bytes already above it: the queue exceeds the bound by one frame at most.
     if (target.socket.bufferedAmount > this.config.maxQueueBytes) {
-      if (!target.overSince) target.overSince = now;
+      this.overBound(target, now);
       return this.drop(peer, dest, 'queue-full');
     }
     const socket = target.socket;
@@ -267,19 +288,31 @@ export class Relay implements ApiHost {
     this.metrics.bytesRelayed += outSize;
   }
 
+  /** Counts a drop and tells the sender (unless its own queue is over the bound: see `send`). */
   private drop(peer: Peer, destination: string, reason: DropReason): void {
     this.metrics.drops[reason]++;
-    // A sender whose own queue is full is not told (the notice would only grow it); the count stays.
-    if (peer.socket.bufferedAmount > this.config.maxQueueBytes) {
-      this.metrics.dropNoticesSuppressed++;
-      return;
-    }
     this.send(peer, eventEnvelope('bridge', { dropped: { destination, reason } }));
   }
 
+  /** The peer's queue is over the bound: the sweep closes it (1013) if it stays so. */
+  private overBound(peer: Peer, now = this.clock.now()): void {
+    if (!peer.overSince) peer.overSince = now;
+  }
+
+  /** Runs the peer's API calls in order, at most LIMITS.maxInFlightPerConnection waiting (then 429). */
   private enqueueApi(peer: Peer, text: string): void {
+    if (peer.pendingApi >= LIMITS.maxInFlightPerConnection) {
+      this.metrics.apiCallsRefused++;
+      const error = new HostadmError('TOO_MANY_REQUESTS', `more than ${LIMITS.maxInFlightPerConnection} bridge calls in progress on this connection`);
+      this.send(peer, errorEnvelope('', 'rpc', error.toArgs()));
+      return;
+    }
+    peer.pendingApi++;
     const run = (): Promise<void> =>
-      this.api.handle(peer, text).catch((err: unknown) => this.logger.error({ err, peer: peer.id }, 'bridge API call failed'));
+      this.api
+        .handle(peer, text)
+        .catch((err: unknown) => this.logger.error({ err, peer: peer.id }, 'bridge API call failed'))
+        .finally(() => peer.pendingApi--);
     const next: Promise<void> = peer.chain ? peer.chain.then(run) : run();
     peer.chain = next;
     void next.then(() => {
@@ -295,19 +328,20 @@ export class Relay implements ApiHost {
     if (same && !force) return;
     peer.announced = offer.length === 0 ? NO_IDS : new Set(offer.map((q) => q.id));
     this.metrics.announcements++;
-    this.send(
-      peer,
-      eventEnvelope('bridge', {
-        available_connections: offer.map((q) => q.id),
-        peers: offer.map((q): PeerInfo => ({
-          id: q.id,
-          kind: q.kind!,
-          nickname: q.key!.nickname,
-          hostname: q.hostname,
-          host_key_fingerprint: q.hostKeyFingerprint,
-        })),
-      }),
-    );
+    // Always sent, even to a peer over its bound (it must know whom it may reach); the stuck-queue
+    // close (1013) bounds what a peer that does not read can hold.
+    if (peer.socket.bufferedAmount > this.config.maxQueueBytes) this.overBound(peer);
+    const event = eventEnvelope('bridge', {
+      available_connections: offer.map((q) => q.id),
+      peers: offer.map((q): PeerInfo => ({
+        id: q.id,
+        kind: q.kind!,
+        nickname: q.key!.nickname,
+        hostname: q.hostname,
+        host_key_fingerprint: q.hostKeyFingerprint,
+      })),
+    });
+    peer.socket.send(JSON.stringify(event));
   }
 
   private detach(peer: Peer): void {
@@ -319,16 +353,17 @@ export class Relay implements ApiHost {
     if (!peer.key) return;
     const keyId = peer.key.id;
     if (this.agentByKey.get(keyId) === peer) this.agentByKey.delete(keyId);
-    const set = this.byKeyId.get(keyId);
+    const set = this.clientsByKey.get(keyId);
     set?.delete(peer);
-    if (set?.size === 0) this.byKeyId.delete(keyId);
+    if (set?.size === 0) this.clientsByKey.delete(keyId);
     this.touch(keyId);
     for (const p of this.matcher.remove(peer)) this.announce(p, false);
   }
 
   /** Closes every connection signed in with the key (4003); returns how many. */
   private cutOff(keyId: string): number {
-    const peers = [...(this.byKeyId.get(keyId) ?? [])];
+    const agent = this.agentByKey.get(keyId);
+    const peers = agent ? [agent] : [...(this.clientsByKey.get(keyId) ?? [])];
     for (const p of peers) this.closePeer(p, CLOSE.revoked, 'key revoked');
     this.metrics.revocationCutoffs += peers.length;
     if (peers.length > 0) this.logger.info({ keyId, disconnected: peers.length }, 'revoked key cut off');

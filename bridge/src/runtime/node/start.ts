@@ -20,6 +20,7 @@ import { Relay } from '../../relay/relay.ts';
 import { NodeKeyCrypto } from './crypto.ts';
 import { SqliteKeyStore } from './key-store.ts';
 import { ADMIN_SECRET_FILE, joinSecretKey, readOrCreateSecret, URL_FILE } from './secrets.ts';
+import { releaseStartupHeap } from './v8-tuning.ts';
 import { NodeRelayTransport, type NodeEnv } from './websocket.ts';
 
 export interface BridgeOptions {
@@ -98,6 +99,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       ? setInterval(() => relay.sweep().catch((err: unknown) => logger.error({ err }, 'relay sweep failed')), interval)
       : null;
   sweeper?.unref();
+  releaseStartupHeap();
   logger.info({ url, dataDir: options.dataDir }, 'bridge listening');
 
   let closed = false;

@@ -7,11 +7,12 @@
  */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Context, Hono } from 'hono';
 import type { BridgeRuntime } from '../../app.ts';
 import type { Relay } from '../../relay/relay.ts';
 import type { PeerSocket } from '../../relay/ports.ts';
+import type { Peer } from '../../relay/peer.ts';
 
 /** `c.env` on Node: the request, plus the raw socket and head when the request is an upgrade. */
 export interface NodeEnv {
@@ -32,15 +33,27 @@ interface WsInternals {
   _sender?: { _state?: number };
 }
 
-/** Header of an unmasked, final text frame of `length` bytes (RFC 6455 §5.2). */
-function textFrameHeader(length: number): Buffer {
-  if (length < 126) return Buffer.from([0x81, length]);
-  if (length < 65536) return Buffer.from([0x81, 126, length >> 8, length & 0xff]);
-  const b = Buffer.alloc(10);
+/** Below this, a relayed frame is written as one buffer (a copy is cheaper than more writes). */
+const JOIN_BELOW = 8 * 1024;
+
+/**
+ * One buffer holding the header of an unmasked, final text frame of `length` bytes (RFC 6455 §5.2),
+ * then `head`, with `extra` bytes left for the caller.
+ */
+function frameStart(length: number, head: Uint8Array, extra: number): Buffer {
+  const headerLength = length < 126 ? 2 : length < 65536 ? 4 : 10;
+  const b = Buffer.allocUnsafe(headerLength + head.length + extra);
   b[0] = 0x81;
-  b[1] = 127;
-  b.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
-  b.writeUInt32BE(length >>> 0, 6);
+  if (length < 126) b[1] = length;
+  else if (length < 65536) {
+    b[1] = 126;
+    b.writeUInt16BE(length, 2);
+  } else {
+    b[1] = 127;
+    b.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
+    b.writeUInt32BE(length >>> 0, 6);
+  }
+  b.set(head, headerLength);
   return b;
 }
 
@@ -69,23 +82,57 @@ class WsPeerSocket implements PeerSocket {
   }
 
   /**
-   * Writes the frame header, the sender's id and the rest of the received frame with one writev,
-   * so a relayed frame is neither joined nor copied. Only when `ws` is idle (open, and its sender
-   * is not holding a queue: no compression or Blob in progress); otherwise `send` keeps the order.
+   * Writes a relayed frame straight to the socket: small frames as one buffer (frame header, sender
+   * id, body), larger ones as two writes joined by one writev (frame header + sender id, then the
+   * received body, not copied). Only when `ws` is idle (open, its sender holding no queue: no
+   * compression or Blob in progress); otherwise `send` keeps the order.
    */
   sendParts(head: Uint8Array, frame: Uint8Array, from: number): boolean {
     const internals = this.ws as unknown as WsInternals;
     const socket = internals._socket;
     if (this.ws.readyState !== this.ws.OPEN || !socket || internals._sender?._state !== 0) return false;
+    const body = frame.length - from;
+    const length = head.length + body;
+    if (length < JOIN_BELOW) {
+      const out = frameStart(length, head, body);
+      out.set(frame.subarray(from), out.length - body);
+      socket.write(out);
+      return true;
+    }
     socket.cork();
-    socket.write(textFrameHeader(head.length + frame.length - from));
-    socket.write(head);
+    socket.write(frameStart(length, head, 0));
     socket.write(frame.subarray(from));
     socket.uncork();
     return true;
   }
 }
 
+const RELAY = Symbol('relay');
+const PEER = Symbol('peer');
+type AttachedWs = WebSocket & { [RELAY]: Relay; [PEER]: Peer };
+
+function onMessage(this: WebSocket, data: RawData, isBinary: boolean): void {
+  const ws = this as AttachedWs;
+  ws[RELAY].receive(ws[PEER], data as Buffer, isBinary);
+}
+
+function onPong(this: WebSocket): void {
+  const ws = this as AttachedWs;
+  ws[RELAY].pong(ws[PEER]);
+}
+
+function onClose(this: WebSocket): void {
+  const ws = this as AttachedWs;
+  ws[RELAY].closed(ws[PEER]);
+}
+
+function onError(this: WebSocket, err: Error & { code?: string }): void {
+  const ws = this as AttachedWs;
+  if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') ws[RELAY].oversize(ws[PEER]);
+  else ws[RELAY].logger.debug({ err, peer: ws[PEER].id }, 'websocket error');
+}
+
+/** The Node runtime of the app's `/relay` route: completes upgrades with `ws` and feeds the relay. */
 export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
   readonly wss: WebSocketServer;
   private readonly relay: Relay;
@@ -137,15 +184,15 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
   }
 
   private attach(ws: WebSocket, address: string): void {
-    const relay = this.relay;
-    const peer = relay.open(new WsPeerSocket(ws), address);
-    ws.on('message', (data, isBinary) => relay.receive(peer, data as Buffer, isBinary));
-    ws.on('pong', () => relay.pong(peer));
-    ws.on('close', () => relay.closed(peer));
-    ws.on('error', (err: Error & { code?: string }) => {
-      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') relay.oversize(peer);
-      else relay.logger.debug({ err, peer: peer.id }, 'websocket error');
-    });
+    const peer = this.relay.open(new WsPeerSocket(ws), address);
+    // Shared listeners (no closures per connection): the socket carries its relay and peer.
+    const attached = ws as AttachedWs;
+    attached[RELAY] = this.relay;
+    attached[PEER] = peer;
+    ws.on('message', onMessage);
+    ws.on('pong', onPong);
+    ws.on('close', onClose);
+    ws.on('error', onError);
   }
 
   /** Closes what the relay has not closed already; waits up to `graceMs` for close handshakes. */
