@@ -20,6 +20,8 @@ interface Sealed {
   events: Array<Record<string, unknown>>;
   /** The sealed C2 arguments (the key proof) to send first. */
   c2: unknown;
+  /** Index in `peer.received` of the next frame to open: every sealed frame is opened once, in order. */
+  cursor: number;
   hostFingerprint: string;
 }
 
@@ -59,12 +61,14 @@ async function openChannel(t: TestContext, bridge: Awaited<ReturnType<typeof sta
   const a1 = JSON.parse(a1Text) as { name: string; args: unknown };
   assert.equal(a1.name, 'response', a1Text);
   const result = await hs.finish(a1.args);
-  return { channel: result.channel, agentId, peer, carried, events: [], hostFingerprint: result.hostKeyFingerprint, c2: result.c2Args };
+  return { channel: result.channel, agentId, peer, carried, events: [], hostFingerprint: result.hostKeyFingerprint, c2: result.c2Args, cursor: peer.received.length };
 }
 
-/** The next sealed frame from the agent, opened. */
-async function nextSealed(s: Sealed, since: number): Promise<Record<string, unknown>> {
-  const body = (await s.peer.nextFrame(since)).split('\n').slice(1).join('\n');
+/** The next sealed frame from the agent, opened (frames are opened once each, in arrival order). */
+async function nextSealed(s: Sealed): Promise<Record<string, unknown>> {
+  const frame = await s.peer.nextFrame(s.cursor);
+  s.cursor = s.peer.received.findIndex((m, i) => i >= s.cursor && 'frame' in m && m.frame === frame) + 1;
+  const body = frame.split('\n').slice(1).join('\n');
   s.carried.push(body);
   return JSON.parse(await s.channel.open(body)) as Record<string, unknown>;
 }
@@ -73,11 +77,9 @@ async function nextSealed(s: Sealed, since: number): Promise<Record<string, unkn
 async function sealedRequest(s: Sealed, envelope: Record<string, unknown>): Promise<Record<string, unknown>> {
   const frame = await s.channel.seal(JSON.stringify(envelope));
   s.carried.push(frame);
-  let since = s.peer.received.length;
   s.peer.ws.send(`${s.agentId}\n${frame}`);
   for (;;) {
-    const opened = await nextSealed(s, since);
-    since = s.peer.received.findIndex((m, i) => i >= since && 'frame' in m) + 1;
+    const opened = await nextSealed(s);
     if (opened.id === envelope.id && opened.name !== 'event') return opened;
     s.events.push(opened);
   }
@@ -105,12 +107,7 @@ test('through the bridge: the channel signs in, serves a request, a queued job a
     return e.name === 'event' && payload?.proc_id === 'bridged' && payload.state === 'finished' ? payload : null;
   };
   let done = s.events.map(finished).find((p) => p !== null) ?? null;
-  let since = s.peer.received.length;
-  while (!done) {
-    const event = await nextSealed(s, since);
-    since = s.peer.received.findIndex((m, i) => i >= since && 'frame' in m) + 1;
-    done = finished(event);
-  }
+  while (!done) done = finished(await nextSealed(s));
   assert.equal(done.log, `${MARKER}\n`);
   assert.equal(done.success, 'true');
 
