@@ -3,6 +3,7 @@
  *
  * - direct:   load client ⇄ ws echo server
  * - minimal:  load client ⇄ a 20-line ws forwarder (pairs two connections) ⇄ echo peer
+ * - minimal+heap (control): the same forwarder in a process that loaded the bridge's modules
  * - bridge:   load client (signed-in client) ⇄ hostadm bridge ⇄ echo peer (signed-in agent)
  *
  * Every frame is `<dest>\n<payload>` and the far end sends it back unchanged (on the bridge the first
@@ -121,8 +122,16 @@ async function roleEchoServer(): Promise<void> {
   toParent({ port: (wss.address() as { port: number }).port });
 }
 
-/** The minimal relay: the floor a forwarding relay costs. Pairs connections in arrival order. */
-async function roleMinimalRelay(): Promise<void> {
+/**
+ * The minimal relay: the floor a forwarding relay costs. Pairs connections in arrival order.
+ * `withBridgeHeap`: the same relay in a process that has loaded the bridge's modules (a control:
+ * it separates what the bridge's relay path costs from what its process's larger heap costs).
+ */
+async function roleMinimalRelay(withBridgeHeap: boolean): Promise<void> {
+  if (withBridgeHeap) {
+    (globalThis as { keep?: unknown }).keep = await import('@hostadm/bridge');
+    (await import('@hostadm/bridge/runtime/node/v8-tuning.ts')).releaseStartupHeap();
+  }
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
   let waiting: WebSocket | null = null;
   wss.on('connection', (ws) => {
@@ -284,6 +293,10 @@ async function parent(): Promise<void> {
     const minimalUrl = `ws://127.0.0.1:${minimalPort}`;
     await spawn('echo-peer', [minimalUrl]).next();
     const minimal = await open(minimalUrl);
+    const heavyChild = spawn('minimal-relay', ['with-bridge-heap']);
+    const heavyUrl = `ws://127.0.0.1:${(await heavyChild.next<{ port: number }>()).port}`;
+    await spawn('echo-peer', [heavyUrl]).next();
+    const heavy = await open(heavyUrl);
 
     // bridge
     const bridge = spawn('bridge');
@@ -301,12 +314,13 @@ async function parent(): Promise<void> {
     const paths: Array<{ name: string; ws: WebSocket; dest: string; pid: number; frames: number }> = [
       { name: 'direct', ws: direct, dest: dummy, pid: echo.proc.pid!, frames: 1 },
       { name: 'minimal relay', ws: minimal, dest: dummy, pid: minimalChild.proc.pid!, frames: 2 },
+      { name: 'minimal+heap†', ws: heavy, dest: dummy, pid: heavyChild.proc.pid!, frames: 2 },
       { name: 'bridge', ws: viaBridge, dest: agentId, pid: bridge.proc.pid!, frames: 2 },
     ];
     const results = new Map<string, Cell[]>();
     const cells: Array<{ path: (typeof paths)[number]; size: number; inflight: number }> = [];
     for (const size of SIZES) for (const path of paths) cells.push({ path, size, inflight: INFLIGHT });
-    for (const path of paths) cells.push({ path, size: 200, inflight: 1 });
+    for (const path of paths) if (path.ws !== heavy) cells.push({ path, size: 200, inflight: 1 });
     for (let round = 0; round < ROUNDS; round++) {
       for (const cell of cells) {
         const key = `${cell.path.name}|${cell.size}|${cell.inflight}`;
@@ -334,17 +348,20 @@ async function parent(): Promise<void> {
       );
     }
     console.log('* CPU of the relay process per frame it forwards (direct: of the echo server per frame it echoes), from /proc');
+    console.log("† the minimal relay in a process that loaded the bridge's modules (same heap as the bridge): a control, not a target");
     let throughputMet = true;
     for (const size of SIZES) {
       const b = summary.get(`bridge|${size}|${INFLIGHT}`)!;
       const m = summary.get(`minimal relay|${size}|${INFLIGHT}`)!;
       const d = summary.get(`direct|${size}|${INFLIGHT}`)!;
+      const h = summary.get(`minimal+heap†|${size}|${INFLIGHT}`)!;
       const ratio = b.msgsPerSec / m.msgsPerSec;
       if (ratio < 1.0) throughputMet = false;
       const label = size >= 1024 ? `${size / 1024} KiB` : `${size} B`;
       console.log(
         `ratio bridge/minimal at ${label} × ${INFLIGHT}: msg/s ${ratio.toFixed(2)}×, RTT p50 ${(b.p50 / m.p50).toFixed(2)}×, p99 ${(b.p99 / m.p99).toFixed(2)}×, ` +
-          `CPU per frame ${(b.cpuPerFrame / m.cpuPerFrame).toFixed(2)}×   (bridge/direct msg/s ${(b.msgsPerSec / d.msgsPerSec).toFixed(2)}×)`,
+          `CPU per frame ${(b.cpuPerFrame / m.cpuPerFrame).toFixed(2)}×   (bridge/direct msg/s ${(b.msgsPerSec / d.msgsPerSec).toFixed(2)}×; ` +
+          `bridge/minimal+heap† msg/s ${(b.msgsPerSec / h.msgsPerSec).toFixed(2)}×, CPU ${(b.cpuPerFrame / h.cpuPerFrame).toFixed(2)}×)`,
       );
     }
     const bl = summary.get('bridge|200|1')!;
@@ -352,7 +369,7 @@ async function parent(): Promise<void> {
     console.log(`ratio bridge/minimal unloaded RTT (200 B × 1): p50 ${(bl.p50 / ml.p50).toFixed(2)}×, p99 ${(bl.p99 / ml.p99).toFixed(2)}×`);
     const stats = await bridge.ask<{ metrics: { drops: Record<string, number>; frames_relayed: number } }>({ cmd: 'mem' });
     console.log(`bridge counters: ${stats.metrics.frames_relayed} frames relayed, drops ${JSON.stringify(stats.metrics.drops)}`);
-    for (const ws of [direct, minimal, viaBridge]) ws.terminate();
+    for (const ws of [direct, minimal, heavy, viaBridge]) ws.terminate();
 
     // ---- memory per idle agent
     const tokens = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: IDLE_AGENTS + WARM_AGENTS })).tokens;
@@ -407,7 +424,7 @@ switch (role) {
     await roleEchoServer();
     break;
   case 'minimal-relay':
-    await roleMinimalRelay();
+    await roleMinimalRelay(args[0] === 'with-bridge-heap');
     break;
   case 'bridge':
     await roleBridge();

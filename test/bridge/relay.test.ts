@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createHash, createPublicKey, randomBytes } from 'node:crypto';
 import { ed25519Key, rsaKey, type TestKey } from '../helpers/keys.ts';
 import { md5Of, signedInPeer, startTestBridge, TestPeer, until, type TestBridge } from './helpers.ts';
+import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 
 function fingerprint(key: TestKey): string {
   const pem = Buffer.from(key.pubKeyB64, 'base64').toString();
@@ -146,10 +147,10 @@ test('drops: unknown destination, not announced, malformed; the sender is told a
   assert.deepEqual(drops, { 'unknown-destination': 1, 'not-permitted': 1, 'queue-full': 0, 'too-large': 0, malformed: 5 });
 });
 
-test('frame size: over 1 MiB + 128 bytes closes the sender (1009); a frame that would grow past it when relayed is dropped (too-large)', async (t) => {
+test('frame size: over the relay limit (4 MiB + 128 bytes) closes the sender (1009); a frame that would grow past it when relayed is dropped (too-large)', async (t) => {
   const bridge = await startTestBridge(t);
   const { client, agent, agentId, clientId } = await pair(t, bridge);
-  const limit = 1024 * 1024 + 128;
+  const limit = LIMITS.maxRelayFrameBytes;
   // agent-<uuid> is one character shorter than client-<uuid>: agent → client shrinks by one byte.
   const toClient = `${clientId}\n${'x'.repeat(limit - clientId.length - 1)}`;
   let since = client.received.length;

@@ -1,3 +1,4 @@
+import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 /** @module Limits and policies of the relay (docs/bridge-protocol.md §2.7); tests shorten some. */
 
 export interface RelayConfig {
@@ -37,7 +38,8 @@ export const MIB = 1024 * 1024;
 
 export function relayConfig(overrides: RelayConfigOverrides = {}): RelayConfig {
   return {
-    maxFrameBytes: MIB + 128,
+    // Sealed envelopes are base64 (4/3) plus framing: the shared limit carries ~3 MiB envelopes.
+    maxFrameBytes: LIMITS.maxRelayFrameBytes,
     maxHeaderBytes: 128,
     maxQueueBytes: 8 * MIB,
     queueStuckSeconds: 30,
