@@ -6,6 +6,7 @@
 import { badRequest, HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { FreebsdContext } from '../index.ts';
 import { CommandError, runChecked, type RunOptions } from '../../../runner/runner.ts';
+import { posixProcessControl } from '../../posix-processes.ts';
 import { CpuSampler, type SystemmanagerPort } from '../../ports/systemmanager.ts';
 import {
   MEMORY_SYSCTLS,
@@ -78,19 +79,9 @@ export function freebsdSystemmanagerPort(ctx: FreebsdContext, options: FreebsdSy
       return parseTop(await run('top', TOP_ARGV));
     },
 
-    async processExists(pid) {
-      const result = await runner.run(['ps', '-p', String(pid), '-o', 'pid='], TIMEOUT);
-      return result.code === 0 && result.stdout.trim() === String(pid);
-    },
+    ...posixProcessControl(runner, TIMEOUT),
 
     protectedPids: [process.pid],
-
-    async signalProcess(pid, signal) {
-      const result = await runner.run(['kill', '-s', signal, '--', String(pid)], TIMEOUT);
-      if (result.code === 0) return;
-      if (/no such process/i.test(result.stderr)) throw badRequest(`pid: no process ${pid}`, [{ field: 'pid', message: 'no such process' }]);
-      throw hostError('kill', new CommandError('kill', result));
-    },
 
     async battery() {
       const result = await runner.run(['apm', '-alt'], TIMEOUT);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { badRequest, HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { LinuxContext } from '../index.ts';
 import { CommandError, runChecked, type RunOptions } from '../../../runner/runner.ts';
+import { posixProcessControl } from '../../posix-processes.ts';
 import { CpuSampler, type SystemmanagerPort } from '../../ports/systemmanager.ts';
 import {
   LSBLK_ARGV,
@@ -77,19 +78,9 @@ export function linuxSystemmanagerPort(ctx: LinuxContext): SystemmanagerPort {
       return parsePs(await run('ps', PS_ARGV));
     },
 
-    async processExists(pid) {
-      const result = await runner.run(['ps', '-p', String(pid), '-o', 'pid='], TIMEOUT);
-      return result.code === 0 && result.stdout.trim() === String(pid);
-    },
+    ...posixProcessControl(runner, TIMEOUT),
 
     protectedPids: [process.pid],
-
-    async signalProcess(pid, signal) {
-      const result = await runner.run(['kill', '-s', signal, '--', String(pid)], TIMEOUT);
-      if (result.code === 0) return;
-      if (/no such process/i.test(result.stderr)) throw badRequest(`pid: no process ${pid}`, [{ field: 'pid', message: 'no such process' }]);
-      throw hostError('kill', new CommandError('kill', result));
-    },
 
     battery: () => readBattery(ctx.sysRoot),
 
