@@ -11,7 +11,7 @@ export type Frame = string | Uint8Array;
 const NEWLINE = 0x0a;
 const OPEN_BRACE = 0x7b;
 const encoder = new TextEncoder();
-const decoder = new TextDecoder('utf-8', { fatal: false });
+const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false });
 
 /** Length in bytes as sent on the wire (strings are UTF-8 there). */
 export function frameBytes(frame: Frame): number {

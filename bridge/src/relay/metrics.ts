@@ -31,8 +31,11 @@ export interface MetricsSnapshot {
   closes: Record<string, number>;
 }
 
+/** What a runtime that sleeps keeps of the counters (the open-connection gauges are recounted). */
+export type SavedCounters = Omit<MetricsSnapshot, 'uptime_seconds' | 'connections'> & { started_at: number };
+
 export class RelayMetrics {
-  readonly startedAt: number;
+  startedAt: number;
   readonly open = { agent: 0, client: 0, pending: 0 };
   connectionsOpened = 0;
   framesRelayed = 0;
@@ -68,6 +71,31 @@ export class RelayMetrics {
 
   closedBy(code: number): void {
     this.closes[code] = (this.closes[code] ?? 0) + 1;
+  }
+
+  save(): SavedCounters {
+    const { uptime_seconds: _uptime, connections: _open, ...counters } = this.snapshot(this.startedAt);
+    return { ...counters, started_at: this.startedAt };
+  }
+
+  restore(saved: SavedCounters): void {
+    this.startedAt = saved.started_at;
+    this.connectionsOpened = saved.connections_opened;
+    this.framesRelayed = saved.frames_relayed;
+    this.bytesRelayed = saved.bytes_relayed;
+    for (const reason of DROP_REASONS) this.drops[reason] = saved.drops[reason] ?? 0;
+    this.repliesSuppressed = saved.replies_suppressed;
+    this.apiCallsRefused = saved.api_calls_refused;
+    this.signins = saved.signins;
+    this.signinFailures = saved.signin_failures;
+    this.enrollments = saved.enrollments;
+    this.enrollmentFailures = saved.enrollment_failures;
+    this.announcements = saved.announcements;
+    this.pongs = saved.pongs;
+    this.refusedBlacklisted = saved.refused_blacklisted;
+    this.addressesBlocked = saved.addresses_blocked;
+    this.revocationCutoffs = saved.revocation_cutoffs;
+    Object.assign(this.closes, saved.closes);
   }
 
   snapshot(now: number): MetricsSnapshot {

@@ -67,3 +67,54 @@ export class Peer {
     return this.kind ?? 'pending';
   }
 }
+
+/**
+ * What a runtime that loses its memory between events keeps of a peer (a Durable Object's socket
+ * attachment, kept small: the md5_key list goes elsewhere and `announced` is recomputed, since the
+ * offer is a function of every peer's keys). JSON-safe plain data.
+ */
+export interface SavedPeer {
+  id: string;
+  kind: PeerKind | null;
+  state: PeerState;
+  hostname: string;
+  hostKeyFingerprint: string | null;
+  key: SignedInKey | null;
+  challenge: string | null;
+  challengeAt: number;
+  challengeMd5: string;
+  address: string;
+  connectedAt: number;
+}
+
+export function savePeer(peer: Peer): SavedPeer {
+  return {
+    id: peer.id,
+    kind: peer.kind,
+    state: peer.state,
+    hostname: peer.hostname,
+    hostKeyFingerprint: peer.hostKeyFingerprint,
+    key: peer.key,
+    challenge: peer.challenge,
+    challengeAt: peer.challengeAt,
+    challengeMd5: peer.challengeMd5,
+    address: peer.address,
+    connectedAt: peer.connectedAt,
+  };
+}
+
+/** The peer as it was saved; `lastSeen` restarts at `now` (what happened while asleep is unknown). */
+export function revivePeer(socket: PeerSocket, saved: SavedPeer, now: number): Peer {
+  const peer = new Peer(socket, saved.address, saved.connectedAt);
+  peer.id = saved.id;
+  peer.kind = saved.kind;
+  peer.state = saved.state;
+  peer.hostname = saved.hostname;
+  peer.hostKeyFingerprint = saved.hostKeyFingerprint;
+  peer.key = saved.key;
+  peer.challenge = saved.challenge;
+  peer.challengeAt = saved.challengeAt;
+  peer.challengeMd5 = saved.challengeMd5;
+  peer.lastSeen = now;
+  return peer;
+}

@@ -20,7 +20,7 @@ import { CLOSE, relayConfig, type DropReason, type RelayConfig, type RelayConfig
 import { allocateZeroed, encodeHeader, frameBytes, frameText, headerEnd, headerText, isApiFrame, rewrite, sameHeader, type Allocate, type Frame } from './frames.ts';
 import { Matcher } from './matching.ts';
 import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
-import { NO_IDS, Peer } from './peer.ts';
+import { NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
 import type { Clock, KeyCrypto, KeyRecord, KeyStore, PeerKind, PeerSocket, RelayLogger } from './ports.ts';
 
 export interface RelayDeps {
@@ -35,6 +35,12 @@ export interface RelayDeps {
   config?: RelayConfigOverrides;
   /** Allocates outgoing byte frames (default: a zeroed Uint8Array; Node passes Buffer.allocUnsafe, pooled). */
   allocate?: Allocate;
+  /**
+   * Called after each API call of a peer (identify reply, auth_ssl, list_ssl_checksums, bridge_keys,
+   * bridge_enroll: the only things that change what `savePeer` keeps). A runtime that loses its
+   * memory between events (a hibernating Durable Object) saves the peer here and `restore`s it later.
+   */
+  persist?: (peer: Peer) => void;
 }
 
 /** The announcement entry for one peer (docs/bridge-protocol.md §2.5). */
@@ -65,6 +71,7 @@ export class Relay implements ApiHost {
   private readonly matcher = new Matcher();
   private readonly api: BridgeApi;
   private readonly allocate: Allocate;
+  private readonly persist: ((peer: Peer) => void) | null;
   private lastPing: number;
   private lastRevocationPoll: number;
   private sweeping = false;
@@ -78,6 +85,7 @@ export class Relay implements ApiHost {
     this.joinSecret = deps.joinSecret;
     this.hostname = deps.hostname;
     this.allocate = deps.allocate ?? allocateZeroed;
+    this.persist = deps.persist ?? null;
     const now = this.clock.now();
     this.metrics = new RelayMetrics(now);
     this.lastPing = now;
@@ -93,6 +101,41 @@ export class Relay implements ApiHost {
     const blocked = await this.store.isBlocked(address, this.clock.now());
     if (blocked) this.metrics.refusedBlacklisted++;
     return !blocked;
+  }
+
+  /**
+   * Re-creates a peer saved with `savePeer` on a socket that stayed open while the runtime slept,
+   * with the md5_keys it had listed. Call `restored()` after the last one.
+   */
+  restore(socket: PeerSocket, saved: SavedPeer, md5Keys: readonly string[]): Peer {
+    const peer = revivePeer(socket, saved, this.clock.now());
+    this.peers.add(peer);
+    this.metrics.open[peer.countedAs]++;
+    if (peer.id) this.byId.set(peer.id, peer);
+    if (peer.state === 'signed-in' && peer.key) {
+      if (peer.kind === 'agent') {
+        const other = this.agentByKey.get(peer.key.id);
+        if (!other || other.connectedAt <= peer.connectedAt) this.agentByKey.set(peer.key.id, peer);
+      } else {
+        let set = this.clientsByKey.get(peer.key.id);
+        if (!set) this.clientsByKey.set(peer.key.id, (set = new Set()));
+        set.add(peer);
+      }
+      if (md5Keys.length > 0) this.matcher.setKeys(peer, new Set(md5Keys.slice(0, this.config.maxKeysPerPeer)));
+    }
+    return peer;
+  }
+
+  /**
+   * After the last `restore`: each peer's permitted destinations become its offer, which is what it
+   * was last told (announcements are sent synchronously with every matching change), so nothing is
+   * re-announced.
+   */
+  restored(): void {
+    for (const peer of this.peers) {
+      const offer = this.matcher.offer(peer);
+      peer.announced = offer.length === 0 ? NO_IDS : new Set(offer.map((q) => q.id));
+    }
   }
 
   /** A socket was accepted: the bridge asks the peer to identify itself. */
@@ -312,7 +355,10 @@ export class Relay implements ApiHost {
       this.api
         .handle(peer, text)
         .catch((err: unknown) => this.logger.error({ err, peer: peer.id }, 'bridge API call failed'))
-        .finally(() => peer.pendingApi--);
+        .finally(() => {
+          peer.pendingApi--;
+          if (!peer.closed) this.persist?.(peer);
+        });
     const next: Promise<void> = peer.chain ? peer.chain.then(run) : run();
     peer.chain = next;
     void next.then(() => {

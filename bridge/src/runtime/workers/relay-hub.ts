@@ -1,0 +1,262 @@
+/**
+ * @module The relay on Cloudflare Workers: one Durable Object ("hub") holds every peer's WebSocket
+ * through the Hibernation API and runs the same relay core and Hono app as the Node bridge. Why one
+ * object per key graph, and where its limits are: docs/bridge-protocol.md §2.9.
+ *
+ * Hibernation: when no event runs, the runtime may drop this object's memory while the sockets stay
+ * open. What must survive lives outside the heap:
+ * - each socket's attachment: its id and `savePeer` (who it is, signed in with which key, the
+ *   outstanding challenge), rewritten after each of its API calls;
+ * - the object's SQLite-backed sync KV: each peer's md5_key list (can exceed the attachment's size
+ *   limit), the metric counters (flushed a second after they change), and in tests the clock offset
+ *   and config overrides.
+ * The constructor (every wake-up) revives the peers from both and rebuilds the matching index; each
+ * peer's permitted destinations are recomputed, which equals what it was last announced.
+ */
+import { DurableObject } from 'cloudflare:workers';
+import { createBridgeApp } from '../../app.ts';
+import type { RelayConfigOverrides } from '../../relay/config.ts';
+import { PortableKeyCrypto } from '../../relay/key-crypto.ts';
+import type { SavedCounters } from '../../relay/metrics.ts';
+import { savePeer, type Peer, type SavedPeer } from '../../relay/peer.ts';
+import type { Clock, RelayLogger } from '../../relay/ports.ts';
+import { Relay } from '../../relay/relay.ts';
+import { MIN_SECRET_LENGTH, type BridgeEnv } from './env.ts';
+import { D1KeyStore } from './key-store.ts';
+import { DurableObjectPeerSocket } from './socket.ts';
+import { testRoutes, TEST_ADDRESS_HEADER } from './test-hooks.ts';
+
+/** What differs from the Node defaults, and why (see socket.ts). */
+const WORKERS_CONFIG: RelayConfigOverrides = {
+  // Peers' protocol pings are answered by the runtime, not seen here: silence is not evidence.
+  silentCloseSeconds: Number.POSITIVE_INFINITY,
+  // Every revocation made through this bridge reaches the hub at once; the re-read only catches
+  // rows changed behind its back (`wrangler d1 execute`), and each re-read wakes the object.
+  revocationPollSeconds: 60,
+};
+
+interface Attachment {
+  sid: string;
+  peer: SavedPeer;
+}
+
+const KEYS_PREFIX = 'keys:';
+const COUNTERS = 'counters';
+const CLOCK_OFFSET = 'test:clock-offset';
+const CONFIG_OVERRIDES = 'test:config';
+
+export class RelayHub extends DurableObject<BridgeEnv> {
+  relay: Relay;
+  readonly testHooks: boolean;
+  private readonly bySocket = new WeakMap<WebSocket, Peer>();
+  private readonly sids = new WeakMap<Peer, string>();
+  private app: ReturnType<typeof createBridgeApp<BridgeEnv>>;
+  private alarmAt: number | null = null;
+  private countersTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(ctx: DurableObjectState, env: BridgeEnv) {
+    super(ctx, env);
+    this.testHooks = env.HOSTADM_TEST_HOOKS === '1';
+    this.relay = this.makeRelay();
+    this.app = this.makeApp();
+    this.revive();
+  }
+
+  override async fetch(request: Request): Promise<Response> {
+    return this.app.fetch(request, this.env);
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const peer = this.peerOf(ws);
+    if (!peer) return;
+    if (typeof message === 'string') this.relay.receive(peer, message);
+    else this.relay.receive(peer, new Uint8Array(message), true);
+    this.afterEvent();
+  }
+
+  override async webSocketClose(ws: WebSocket): Promise<void> {
+    this.forget(ws);
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    this.forget(ws);
+  }
+
+  override async alarm(): Promise<void> {
+    this.alarmAt = null;
+    await this.relay.sweep();
+    this.afterEvent();
+  }
+
+  // ---- used by the test routes (test-hooks.ts) ----
+
+  /** Drops the in-memory relay and revives it from attachments and storage: what a wake-up does. */
+  simulateHibernation(): void {
+    this.saveCounters();
+    this.relay = this.makeRelay();
+    this.app = this.makeApp();
+    this.revive();
+  }
+
+  advanceClock(seconds: number): void {
+    const kv = this.ctx.storage.kv;
+    kv.put(CLOCK_OFFSET, (kv.get<number>(CLOCK_OFFSET) ?? 0) + seconds * 1000);
+  }
+
+  /** Applies test config overrides; only before any peer connected (the relay is rebuilt). */
+  reconfigure(overrides: RelayConfigOverrides): boolean {
+    if (this.ctx.getWebSockets().length > 0) return false;
+    this.ctx.storage.kv.put(CONFIG_OVERRIDES, overrides);
+    this.relay = this.makeRelay();
+    this.app = this.makeApp();
+    return true;
+  }
+
+  // ---- internals ----
+
+  private makeRelay(): Relay {
+    const env = this.env;
+    const kv = this.ctx.storage.kv;
+    const clock: Clock = this.testHooks ? { now: () => Date.now() + (kv.get<number>(CLOCK_OFFSET) ?? 0) } : { now: () => Date.now() };
+    const overrides = this.testHooks ? (kv.get<RelayConfigOverrides>(CONFIG_OVERRIDES) ?? {}) : {};
+    const relay = new Relay({
+      store: new D1KeyStore(env.DB),
+      crypto: new PortableKeyCrypto(),
+      clock,
+      logger: consoleLogger(env.LOG_LEVEL === 'debug'),
+      joinSecret: new TextEncoder().encode(env.JOIN_SECRET ?? ''),
+      hostname: env.BRIDGE_HOSTNAME || 'bridge',
+      config: { ...WORKERS_CONFIG, ...overrides, blacklist: { ...overrides.blacklist } },
+      persist: (peer) => this.save(peer),
+    });
+    const saved = kv.get<SavedCounters>(COUNTERS);
+    if (saved) relay.metrics.restore(saved);
+    return relay;
+  }
+
+  private makeApp(): ReturnType<typeof createBridgeApp<BridgeEnv>> {
+    const app = createBridgeApp<BridgeEnv>({
+      relay: this.relay,
+      adminSecret: this.env.ADMIN_SECRET ?? '',
+      runtime: {
+        remoteAddress: (c) => (this.testHooks && c.req.header(TEST_ADDRESS_HEADER)) || c.req.header('cf-connecting-ip') || '',
+        upgrade: (_c, address) => this.accept(address),
+      },
+    });
+    if (this.testHooks) testRoutes(app, this);
+    return app;
+  }
+
+  private accept(address: string): Response {
+    if ((this.env.JOIN_SECRET ?? '').length < MIN_SECRET_LENGTH || (this.env.ADMIN_SECRET ?? '').length < MIN_SECRET_LENGTH) {
+      return new Response(`bridge misconfigured: set JOIN_SECRET and ADMIN_SECRET (≥ ${MIN_SECRET_LENGTH} characters) with wrangler secret put\n`, { status: 500 });
+    }
+    const pair = new WebSocketPair();
+    const [client, server] = [pair[0], pair[1]];
+    this.ctx.acceptWebSocket(server);
+    const peer = this.relay.open(new DurableObjectPeerSocket(server), address);
+    const sid = crypto.randomUUID();
+    this.bySocket.set(server, peer);
+    this.sids.set(peer, sid);
+    this.save(peer);
+    this.afterEvent();
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  private revive(): void {
+    const kv = this.ctx.storage.kv;
+    for (const ws of this.ctx.getWebSockets()) {
+      const attachment = ws.deserializeAttachment() as Attachment | null;
+      if (!attachment) {
+        ws.close(1011, 'bridge state lost');
+        continue;
+      }
+      const keys = kv.get<string[]>(KEYS_PREFIX + attachment.sid) ?? [];
+      const peer = this.relay.restore(new DurableObjectPeerSocket(ws), attachment.peer, keys);
+      this.bySocket.set(ws, peer);
+      this.sids.set(peer, attachment.sid);
+    }
+    this.relay.restored();
+  }
+
+  /** The peer of a socket, reviving the whole hub when this socket is unknown (should not happen). */
+  private peerOf(ws: WebSocket): Peer | undefined {
+    let peer = this.bySocket.get(ws);
+    if (!peer) {
+      this.simulateHibernation();
+      peer = this.bySocket.get(ws);
+    }
+    return peer;
+  }
+
+  private save(peer: Peer): void {
+    const sid = this.sids.get(peer);
+    if (!sid || peer.closed) return;
+    const ws = (peer.socket as DurableObjectPeerSocket).ws;
+    const attachment: Attachment = { sid, peer: savePeer(peer) };
+    ws.serializeAttachment(attachment);
+    if (peer.md5Keys.size > 0) this.ctx.storage.kv.put(KEYS_PREFIX + sid, [...peer.md5Keys]);
+    else this.ctx.storage.kv.delete(KEYS_PREFIX + sid);
+  }
+
+  private forget(ws: WebSocket): void {
+    const peer = this.bySocket.get(ws);
+    if (!peer) return;
+    this.relay.closed(peer);
+    const sid = this.sids.get(peer);
+    if (sid) this.ctx.storage.kv.delete(KEYS_PREFIX + sid);
+    this.afterEvent();
+  }
+
+  /** Counters flushed a second after a change; the next alarm set for what the sweep must do. */
+  private afterEvent(): void {
+    this.countersTimer ??= setTimeout(() => {
+      this.countersTimer = null;
+      this.saveCounters();
+    }, 1000);
+    this.scheduleAlarm();
+  }
+
+  private saveCounters(): void {
+    this.ctx.storage.kv.put(COUNTERS, this.relay.metrics.save());
+  }
+
+  /**
+   * The sweep runs only when it has work: the sign-in deadline of a peer not yet signed in, and
+   * the revocation re-read while anyone is connected. An idle hub sleeps between re-reads.
+   */
+  private scheduleAlarm(): void {
+    const c = this.relay.config;
+    const now = this.relay.clock.now();
+    let next = Number.POSITIVE_INFINITY;
+    let connected = false;
+    for (const ws of this.ctx.getWebSockets()) {
+      const peer = this.bySocket.get(ws);
+      if (!peer || peer.closed) continue;
+      connected = true;
+      if (peer.state !== 'signed-in') next = Math.min(next, peer.connectedAt + c.unauthenticatedCloseSeconds * 1000);
+    }
+    if (connected) next = Math.min(next, now + c.revocationPollSeconds * 1000);
+    if (!Number.isFinite(next)) return;
+    // The test clock may run ahead of the real one; alarms use real time.
+    const at = Date.now() + Math.max(0, next - now) + 50;
+    if (this.alarmAt !== null && this.alarmAt <= at) return;
+    this.alarmAt = at;
+    void this.ctx.storage.setAlarm(at);
+  }
+}
+
+function consoleLogger(debug: boolean): RelayLogger {
+  const line = (level: string, obj: object, msg?: string) => {
+    const fields = Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, v instanceof Error ? v.message : v]));
+    console.log(JSON.stringify({ level, msg, ...fields }));
+  };
+  return {
+    debug: (obj, msg) => {
+      if (debug) line('debug', obj, msg);
+    },
+    info: (obj, msg) => line('info', obj, msg),
+    warn: (obj, msg) => line('warn', obj, msg),
+    error: (obj, msg) => line('error', obj, msg),
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * @module Test-only routes of a hub, mounted only when `HOSTADM_TEST_HOOKS` is "1" (never in the
+ * shipped wrangler configuration). They give the shared bridge tests on workerd what the Node
+ * harness has in-process: a manual clock, a sweep on demand, per-hub config overrides, and a way to
+ * force the wake-up path (drop the heap, revive from attachments and storage).
+ */
+import type { Hono } from 'hono';
+import type { RelayConfigOverrides } from '../../relay/config.ts';
+import type { BridgeEnv } from './env.ts';
+import type { RelayHub } from './relay-hub.ts';
+
+/** Lets a test give each connection its own address (the blacklist is per address). */
+export const TEST_ADDRESS_HEADER = 'x-hostadm-test-address';
+
+export function testRoutes(app: Hono<{ Bindings: BridgeEnv }>, hub: RelayHub): void {
+  app.post('/__test/advance', async (c) => {
+    const { seconds } = await c.req.json<{ seconds: number }>();
+    if (typeof seconds !== 'number' || !Number.isFinite(seconds)) return c.json({ error: 'seconds: number' }, 400);
+    hub.advanceClock(seconds);
+    return c.json({ now: hub.relay.clock.now() });
+  });
+
+  app.get('/__test/now', (c) => c.json({ now: hub.relay.clock.now() }));
+
+  app.post('/__test/sweep', async (c) => {
+    await hub.relay.sweep();
+    return c.json({ ok: true });
+  });
+
+  app.post('/__test/config', async (c) => {
+    const overrides = await c.req.json<RelayConfigOverrides>();
+    if (!hub.reconfigure(overrides)) return c.json({ error: 'peers are connected: configure a hub before using it' }, 409);
+    return c.json({ ok: true });
+  });
+
+  app.post('/__test/hibernate', (c) => {
+    hub.simulateHibernation();
+    return c.json({ ok: true, peers: hub.relay.snapshot().connections });
+  });
+}
