@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, randomBytes } from 'node:crypto';
 import { ed25519Key, rsaKey, type TestKey } from '../helpers/keys.ts';
-import { md5Of, signedInPeer, startTestBridge, TestPeer, until, type TestBridge } from './helpers.ts';
+import { md5Of, signedInPeer, startTestBridge, TestPeer, until, type TestBridge, nodeOnly } from './helpers.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 
 function fingerprint(key: TestKey): string {
@@ -85,7 +85,7 @@ test('announcements: matching peers of the opposite kind only, with their detail
   const since3 = c2.received.length;
   agent2.close();
   assert.deepEqual((await c2.nextAnnouncement(since3)).available_connections, [agentId]);
-  assert.ok(bridge.metrics().announcements >= 8);
+  assert.ok((await bridge.metrics()).announcements >= 8);
 });
 
 test('relay frames: the first line becomes the sender id, and the body arrives byte-identical, never parsed', async (t) => {
@@ -112,7 +112,7 @@ test('relay frames: the first line becomes the sender id, and the body arrives b
     agent.ws.send(Buffer.from(`${clientId}\n${body}`, 'utf8'), { binary: false });
     assert.equal(await client.nextFrame(back), `${agentId}\n${body}`);
   }
-  const m = bridge.metrics();
+  const m = (await bridge.metrics());
   assert.equal(m.frames_relayed, bodies.length * 2);
   const expectedBytes = bodies.reduce((n, b) => n + Buffer.byteLength(`${clientId}\n${b}`) + Buffer.byteLength(`${agentId}\n${b}`), 0);
   assert.equal(m.bytes_relayed, expectedBytes);
@@ -143,7 +143,7 @@ test('drops: unknown destination, not announced, malformed; the sender is told a
   client.ws.send(Buffer.from(`${agentId}\nbinary`), { binary: true });
   assert.deepEqual(await client.nextDropped(since), { destination: '', reason: 'malformed' });
 
-  const { drops } = bridge.metrics();
+  const { drops } = (await bridge.metrics());
   assert.deepEqual(drops, { 'unknown-destination': 1, 'not-permitted': 1, 'queue-full': 0, 'too-large': 0, malformed: 5 });
 });
 
@@ -164,11 +164,11 @@ test('frame size: over the relay limit (4 MiB + 128 bytes) closes the sender (10
   // One byte over the limit: the sender is closed.
   client.ws.send(`${toAgent}y`);
   assert.equal((await client.closed).code, 1009);
-  await until(() => bridge.metrics().drops['too-large'] === 2, 'too-large counted');
+  await until(async () => (await bridge.metrics()).drops['too-large'] === 2, 'too-large counted');
   await agent.nextAnnouncement(0, (a) => a.available_connections.length === 0);
 });
 
-test('a receiver that does not read: frames for it are dropped (queue-full), and after 30 s over the bound it is closed (1013)', async (t) => {
+test('a receiver that does not read: frames for it are dropped (queue-full), and after 30 s over the bound it is closed (1013)', { skip: nodeOnly("Workers sockets expose no bufferedAmount; the runtime applies back-pressure") }, async (t) => {
   const bridge = await startTestBridge(t, { config: { maxQueueBytes: 256 * 1024 } });
   const { client, agent, agentId } = await pair(t, bridge);
   // The agent stops reading its socket: kernel buffers fill, then the bridge's send queue for it.
@@ -176,20 +176,20 @@ test('a receiver that does not read: frames for it are dropped (queue-full), and
   const chunk = `${agentId}\n${'q'.repeat(128 * 1024)}`;
   const since = client.received.length;
   let sent = 0;
-  for (let batch = 0; batch < 400 && bridge.metrics().drops['queue-full'] === 0; batch++) {
+  for (let batch = 0; batch < 400 && (await bridge.metrics()).drops['queue-full'] === 0; batch++) {
     for (let i = 0; i < 8; i++, sent++) client.ws.send(chunk);
-    await until(() => bridge.metrics().frames_relayed + bridge.metrics().drops['queue-full'] >= sent, 'the bridge to handle the batch');
+    await until(async () => (await bridge.metrics()).frames_relayed + (await bridge.metrics()).drops['queue-full'] >= sent, 'the bridge to handle the batch');
   }
-  assert.ok(bridge.metrics().drops['queue-full'] > 0, 'queue-full reached');
+  assert.ok((await bridge.metrics()).drops['queue-full'] > 0, 'queue-full reached');
   assert.deepEqual(await client.nextDropped(since), { destination: agentId, reason: 'queue-full' });
 
-  bridge.clock.advance(29);
+  await bridge.clock.advance(29);
   await bridge.sweep();
-  assert.equal(bridge.metrics().connections.agent, 1);
-  bridge.clock.advance(1);
+  assert.equal((await bridge.metrics()).connections.agent, 1);
+  await bridge.clock.advance(1);
   await bridge.sweep();
-  assert.equal(bridge.metrics().closes['1013'], 1);
-  assert.equal(bridge.metrics().connections.agent, 0);
+  assert.equal((await bridge.metrics()).closes['1013'], 1);
+  assert.equal((await bridge.metrics()).connections.agent, 0);
   // The client is told the agent is gone.
   await client.nextAnnouncement(since, (a) => a.available_connections.length === 0);
 });
@@ -203,15 +203,15 @@ test('a second connection with the same agent key replaces the first (4009); cli
   assert.equal((await first.closed).code, 4009);
   const now = await client.nextAnnouncement(since, (a) => a.available_connections.length === 1);
   assert.notEqual(now.available_connections[0], agentId, 'the new connection has a new id');
-  assert.equal(bridge.metrics().connections.agent, 1);
+  assert.equal((await bridge.metrics()).connections.agent, 1);
 
   const { peer: again } = await signedInPeer(bridge, 'client', clientKey, { enroll: false });
   t.after(() => again.close());
-  assert.equal(bridge.metrics().connections.client, 2);
-  assert.equal(bridge.metrics().closes['4009'], 1);
+  assert.equal((await bridge.metrics()).connections.client, 2);
+  assert.equal((await bridge.metrics()).closes['4009'], 1);
 });
 
-test('heartbeat: pings every 20 s; a peer that answers stays, one silent for 60 s is closed (4000)', async (t) => {
+test('heartbeat: pings every 20 s; a peer that answers stays, one silent for 60 s is closed (4000)', { skip: nodeOnly("a Durable Object cannot send pings; workerd answers peers' pings itself") }, async (t) => {
   const bridge = await startTestBridge(t);
   const { agent, client } = await pair(t, bridge);
   let pings = 0;
@@ -220,19 +220,19 @@ test('heartbeat: pings every 20 s; a peer that answers stays, one silent for 60 
   (agent.ws as unknown as { _socket: { pause(): void } })._socket.pause();
   const since = client.received.length;
 
-  bridge.clock.advance(19);
+  await bridge.clock.advance(19);
   await bridge.sweep();
-  bridge.clock.advance(1);
+  await bridge.clock.advance(1);
   await bridge.sweep();
-  await until(() => pings === 1 && bridge.metrics().pongs === 1, 'the client to be pinged and answer');
-  bridge.clock.advance(39);
+  await until(async () => pings === 1 && (await bridge.metrics()).pongs === 1, 'the client to be pinged and answer');
+  await bridge.clock.advance(39);
   await bridge.sweep();
-  assert.equal(bridge.metrics().connections.agent, 1, 'not yet 60 s');
-  bridge.clock.advance(1);
+  assert.equal((await bridge.metrics()).connections.agent, 1, 'not yet 60 s');
+  await bridge.clock.advance(1);
   await bridge.sweep();
-  assert.equal(bridge.metrics().closes['4000'], 1);
-  assert.equal(bridge.metrics().connections.agent, 0, 'the silent agent is closed');
-  assert.equal(bridge.metrics().connections.client, 1, 'the client answered the ping at t=20 s');
+  assert.equal((await bridge.metrics()).closes['4000'], 1);
+  assert.equal((await bridge.metrics()).connections.agent, 0, 'the silent agent is closed');
+  assert.equal((await bridge.metrics()).connections.client, 1, 'the client answered the ping at t=20 s');
   await client.nextAnnouncement(since, (a) => a.available_connections.length === 0);
   await until(() => pings === 2, 'the second ping (t=59 s, 39 s after the first)');
 });

@@ -120,7 +120,7 @@ test('the SDK client comes back after the bridge restarts', async (t) => {
   await until(() => disconnects > 0, 'the client noticed the bridge went away', 5000);
   // The agent's link reconnects with backoff and is announced again.
   const started = Date.now();
-  await until(() => restarted.metrics().connections.agent === 1, 'the agent rejoined the restarted bridge', 10_000);
+  await until(async () => (await restarted.metrics()).connections.agent === 1, 'the agent rejoined the restarted bridge', 10_000);
   assert.ok(Date.now() - started < 10_000);
   void agent;
   await until(() => reconnects > 0 && client.state === 'open', 'the SDK client reconnected through the restarted bridge', 15_000);

@@ -1,0 +1,172 @@
+/**
+ * Runs the Workers bridge locally in workerd (`wrangler dev`, offline) for `npm run dev:edge`, the
+ * bridge tests on Workers and the relay benchmark: applies the D1 migrations to a local state
+ * directory, starts `wrangler dev` in its own process group on a free port, and waits until the
+ * Worker answers. Wrangler is quietened for an offline machine (no metrics, no Request.cf fetch).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const wrangler = join(root, 'node_modules/wrangler/bin/wrangler.js');
+const config = join(root, 'infra/wrangler.jsonc');
+
+/** What wrangler needs to stay offline and quiet (../shared/reference/toolchain.md §3). */
+export const WRANGLER_ENV: Record<string, string> = {
+  CI: 'true',
+  WRANGLER_SEND_METRICS: 'false',
+  WRANGLER_SEND_ERROR_REPORTS: 'false',
+  CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+  DO_NOT_TRACK: '1',
+};
+
+export interface WorkerdBridgeOptions {
+  /** Where D1 and Durable Object state persist (default: a new temporary directory, removed on stop). */
+  stateDir?: string;
+  port?: number;
+  /** Enables the test routes and per-test hubs (`/_hub/<name>/...`). */
+  testHooks?: boolean;
+  adminSecret?: string;
+  joinSecret?: string;
+  /** Echo wrangler's output (default: kept, shown only when start-up fails). */
+  verbose?: boolean;
+}
+
+export interface WorkerdBridge {
+  readonly port: number;
+  /** `http://127.0.0.1:<port>` */
+  readonly httpUrl: string;
+  readonly stateDir: string;
+  readonly adminSecret: string;
+  readonly joinSecret: string;
+  /** Stops workerd; the state directory stays (unless it was a temporary one and `keepState` is false). */
+  stop(keepState?: boolean): Promise<void>;
+  /** Stops and starts again on the same port and state (a bridge restart). */
+  restart(): Promise<WorkerdBridge>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function runWrangler(args: string[], verbose: boolean): ChildProcess {
+  return spawn(process.execPath, [wrangler, ...args], {
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // wrangler spawns `node` for esbuild helpers: the project's Node first on PATH.
+    env: { ...process.env, ...WRANGLER_ENV, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, ...(verbose ? {} : { WRANGLER_LOG: 'warn' }) },
+  });
+}
+
+async function finished(child: ChildProcess, what: string, output: () => string): Promise<void> {
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`${what} failed (exit ${code}):\n${output()}`);
+}
+
+export async function applyMigrations(stateDir: string, verbose = false): Promise<void> {
+  const child = runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', stateDir, '-c', config], verbose);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  await finished(child, 'wrangler d1 migrations apply', () => out);
+}
+
+export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Promise<WorkerdBridge> {
+  const temporary = !options.stateDir;
+  const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'hostadm-workerd-'));
+  const adminSecret = options.adminSecret ?? randomBytes(32).toString('base64url');
+  const joinSecret = options.joinSecret ?? randomBytes(32).toString('base64url');
+  const verbose = options.verbose ?? false;
+  await applyMigrations(stateDir, verbose);
+  const port = options.port ?? (await freePort());
+  const args = ['dev', '-c', config, '--local', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', stateDir, '--show-interactive-dev-session=false', '--inspector-port', String(await freePort())];
+  const vars: Record<string, string> = { ADMIN_SECRET: adminSecret, JOIN_SECRET: joinSecret, ...(options.testHooks ? { HOSTADM_TEST_HOOKS: '1' } : {}) };
+  for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
+  const child = runWrangler(args, verbose);
+  let out = '';
+  const collect = (d: Buffer) => {
+    out += d.toString();
+    if (verbose) process.stderr.write(d);
+    if (out.length > 200_000) out = out.slice(-100_000);
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const kill = () => {
+    try {
+      process.kill(-child.pid!, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  };
+  // A test process that ends without stopping us must not leave workerd running.
+  process.once('exit', kill);
+  const httpUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${out}`);
+    try {
+      const res = await fetch(`${httpUrl}/healthz`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      kill();
+      throw new Error(`wrangler dev did not answer within 60 s:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const bridge: WorkerdBridge = {
+    port,
+    httpUrl,
+    stateDir,
+    adminSecret,
+    joinSecret,
+    async stop(keepState = !temporary) {
+      process.off('exit', kill);
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        kill();
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+      if (!keepState) rmSync(stateDir, { recursive: true, force: true });
+    },
+    async restart() {
+      await bridge.stop(true);
+      const again = await startWorkerdBridge({ ...options, stateDir, port, adminSecret, joinSecret });
+      // The restarted one owns the temporary directory now.
+      return temporary ? Object.assign(again, { stop: (keep = false) => again.stop(keep) }) : again;
+    },
+  };
+  return bridge;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  // `npm run dev:edge`: a persistent local state in .wrangler/dev-edge, secrets printed once.
+  const stateDir = join(root, '.wrangler/dev-edge');
+  const port = Number(process.env.PORT ?? 8787);
+  const bridge = await startWorkerdBridge({ stateDir, port, verbose: true, adminSecret: process.env.ADMIN_SECRET, joinSecret: process.env.JOIN_SECRET });
+  console.log(`\nWorkers bridge (workerd, local) on ${bridge.httpUrl}; peers connect to ws://127.0.0.1:${port}/relay`);
+  console.log(`admin secret: ${bridge.adminSecret}\njoin secret:  ${bridge.joinSecret}`);
+  console.log(`join token:   hostadm bridge token --kind agent --url ${bridge.httpUrl} (with HOSTADM_BRIDGE_ADMIN_SECRET set to the admin secret)`);
+  const stop = () => void bridge.stop(true).then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
