@@ -5,6 +5,9 @@
  * - minimal:  load client ⇄ a 20-line ws forwarder (pairs two connections) ⇄ echo peer
  * - minimal+heap (control): the same forwarder in a process that loaded the bridge's modules
  * - bridge:   load client (signed-in client) ⇄ hostadm bridge ⇄ echo peer (signed-in agent)
+ * - bridge+hsc1: the same, with the hsc1 secure channel end to end: the load client and the echo
+ *   agent do the real handshake through the bridge, then every payload is sealed by its sender and
+ *   opened by its receiver (the echo agent opens each frame and sends the plaintext back resealed)
  *
  * Every frame is `<dest>\n<payload>` and the far end sends it back unchanged (on the bridge the first
  * line is rewritten both ways, so the echo peer's reply goes back to the sender). Servers and echo
@@ -14,98 +17,35 @@
  *
  * Env: BENCH_ROUNDS (3), BENCH_WINDOW_MS (1500), BENCH_INFLIGHT (64), BENCH_SIZES (200,16384), BENCH_IDLE_AGENTS (500).
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { generateKeyPairSync, createHash, sign, type KeyObject } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket, { WebSocketServer } from 'ws';
+import {
+  bridgeSignIn,
+  clientChannel,
+  echoAgentChannel,
+  makeKey,
+  measure,
+  median,
+  memory,
+  open,
+  plainLink,
+  secureLink,
+  spawnRole,
+  WINDOW_MS,
+  type Cell,
+  type Child,
+  type Link,
+} from './relay-helpers.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 1500);
-const WARM_MS = 400;
 const INFLIGHT = Number(process.env.BENCH_INFLIGHT ?? 64);
 const IDLE_AGENTS = Number(process.env.BENCH_IDLE_AGENTS ?? 500);
 const WARM_AGENTS = 100;
 const SIZES = (process.env.BENCH_SIZES ?? '200,16384').split(',').map(Number);
 const self = fileURLToPath(import.meta.url);
-
-// ---------------------------------------------------------------- shared helpers
-
-interface Key {
-  privateKey: KeyObject;
-  pubKeyB64: string;
-  md5: string;
-  algorithm: 'rsa' | 'ed25519';
-}
-
-function makeKey(algorithm: 'rsa' | 'ed25519'): Key {
-  const { privateKey, publicKey } = algorithm === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ed25519');
-  const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
-  return { privateKey, pubKeyB64: Buffer.from(pem).toString('base64'), md5: createHash('md5').update(pem).digest('base64'), algorithm };
-}
-
-function open(url: string): Promise<WebSocket> {
-  const ws = new WebSocket(url, { perMessageDeflate: false });
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve(ws));
-    ws.once('error', reject);
-  });
-}
-
-/**
- * Signs in to the bridge as an agent or client: answers identify, enrolls with `token`, auth_ssl
- * pinned to the key, answers list_ssl_checksums; resolves with the first announcement.
- */
-async function bridgeSignIn(url: string, type: 'server' | 'client', key: Key, token: string, md5Keys: string[]): Promise<{ ws: WebSocket; offer: string[] }> {
-  // The listener goes on before 'open': the bridge's identify request can arrive with the handshake.
-  const ws = new WebSocket(url, { perMessageDeflate: false });
-  return new Promise((resolve, reject) => {
-    ws.once('error', reject);
-    const onMessage = (data: Buffer) => {
-      const env = JSON.parse(data.toString()) as { id: string; name: string; args: Record<string, unknown> };
-      const reply = (id: string, args: unknown) => ws.send(JSON.stringify({ id, name: 'response', namespace: 'rpc', args }));
-      const call = (id: string, name: string, args: unknown) => ws.send(JSON.stringify({ id, name, namespace: 'rpc', args }));
-      if (env.id === 'bridge_request_ident') {
-        reply(env.id, { type, hostname: `bench-${type}` });
-        call('enroll', 'bridge_enroll', { token, pub_key: key.pubKeyB64 });
-        call('s1', 'auth_ssl', { action: 'auth_ssl', md5_key: key.md5 });
-      } else if (env.name === 'error') {
-        reject(new Error(`bridge refused ${env.id}: ${JSON.stringify(env.args)}`));
-      } else if (env.id === 's1') {
-        const proof = sign(key.algorithm === 'rsa' ? 'sha256' : null, Buffer.from(env.args.test_string as string), key.privateKey);
-        call('s2', 'auth_ssl', { signature: proof.toString('base64') });
-      } else if (env.id === 'bridge_request_list_keys') {
-        reply(env.id, { md5_keys: md5Keys });
-      } else if (env.name === 'event') {
-        const args = (env.args as unknown as { args: { available_connections?: string[] } }).args;
-        if (args.available_connections) {
-          ws.off('message', onMessage);
-          resolve({ ws, offer: args.available_connections });
-        }
-      }
-    };
-    ws.on('message', onMessage);
-  });
-}
-
-/**
- * RSS and heap after memory-reducing full collections (they also shrink the young generation, so RSS
- * compares); the median of three readings 150 ms apart, as RSS settles unevenly.
- */
-async function memory(): Promise<{ rss: number; heap: number }> {
-  const gc = (globalThis as { gc?: (o?: object) => void }).gc;
-  const readings: Array<{ rss: number; heap: number }> = [];
-  for (let i = 0; i < 3; i++) {
-    gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-    const m = process.memoryUsage();
-    readings.push({ rss: m.rss, heap: m.heapUsed });
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  const mid = <T,>(xs: T[], f: (x: T) => number) => xs.map(f).sort((a, b) => a - b)[1]!;
-  return { rss: mid(readings, (r) => r.rss), heap: mid(readings, (r) => r.heap) };
-}
 
 // ---------------------------------------------------------------- child roles
 
@@ -181,103 +121,20 @@ async function roleEchoPeer(url: string, token?: string, clientMd5?: string): Pr
   toParent({ ready: true });
 }
 
+/** The far end of bridge+hsc1: an agent that answers the handshake, then opens and reseals every frame. */
+async function roleSecureEchoPeer(url: string, token: string, clientMd5: string, clientPemB64: string): Promise<void> {
+  const { ws } = await bridgeSignIn(url, 'server', makeKey('ed25519'), token, [clientMd5]);
+  const hostPublicRaw = await echoAgentChannel(ws, Buffer.from(clientPemB64, 'base64').toString());
+  toParent({ hostPublicRaw });
+}
+
 // ---------------------------------------------------------------- parent
-
-interface Child {
-  proc: ChildProcess;
-  next<T>(): Promise<T>;
-  ask<T>(msg: unknown): Promise<T>;
-}
-
-function spawnRole(role: string, args: string[] = []): Child {
-  const proc = fork(self, [role, ...args], { execArgv: ['--expose-gc', '--disable-warning=ExperimentalWarning'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const queue: unknown[] = [];
-  const waiters: Array<(m: unknown) => void> = [];
-  proc.on('message', (m) => (waiters.length > 0 ? waiters.shift()!(m) : queue.push(m)));
-  const next = <T>() => new Promise<T>((resolve) => (queue.length > 0 ? resolve(queue.shift() as T) : waiters.push(resolve as (m: unknown) => void)));
-  return { proc, next, ask: <T>(msg: unknown) => (proc.send(msg as object), next<T>()) };
-}
-
-interface Cell {
-  msgsPerSec: number;
-  p50: number;
-  p99: number;
-  /** CPU of the relay process (or echo server) per frame it forwarded (or echoed), µs. */
-  cpuPerFrame: number;
-}
-
-/** utime + stime of a process, in seconds (Linux /proc; clock ticks of 10 ms). */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-/**
- * N frames in flight on `ws` for the window; each echo sends the next. RTTs in µs. `framesPerMsg`:
- * frames the measured process handles per round trip (a relay forwards 2, an echo server answers 1).
- */
-async function measure(ws: WebSocket, dest: string, size: number, inflight: number, pid: number, framesPerMsg: number): Promise<Cell> {
-  const filler = 'x'.repeat(size);
-  const mask = (1 << 20) - 1;
-  const sentAt = new Float64Array(mask + 1);
-  let seq = 0;
-  let outstanding = 0;
-  let sending = true;
-  let counting = false;
-  let count = 0;
-  const rtts: number[] = [];
-  const send = () => {
-    const s = seq++;
-    const tag = String(s).padEnd(12, ' ');
-    sentAt[s & mask] = performance.now();
-    outstanding++;
-    ws.send(`${dest}\n${tag}${filler.slice(12)}`);
-  };
-  let drained: () => void = () => {};
-  const onMessage = (data: Buffer) => {
-    const nl = data.indexOf(10);
-    const s = Number.parseInt(data.toString('latin1', nl + 1, nl + 13), 10);
-    outstanding--;
-    if (counting) {
-      count++;
-      rtts.push((performance.now() - sentAt[s & mask]!) * 1000);
-    }
-    if (sending) send();
-    else if (outstanding === 0) drained();
-  };
-  ws.on('message', onMessage);
-  for (let i = 0; i < inflight; i++) send();
-  await new Promise((r) => setTimeout(r, WARM_MS));
-  counting = true;
-  const t0 = performance.now();
-  const cpu0 = cpuSeconds(pid);
-  await new Promise((r) => setTimeout(r, WINDOW_MS));
-  counting = false;
-  const cpu1 = cpuSeconds(pid);
-  const seconds = (performance.now() - t0) / 1000;
-  sending = false;
-  await new Promise<void>((resolve) => {
-    drained = resolve;
-    if (outstanding === 0) resolve();
-    setTimeout(resolve, 5000);
-  });
-  ws.off('message', onMessage);
-  rtts.sort((a, b) => a - b);
-  const pct = (p: number) => rtts[Math.min(rtts.length - 1, Math.floor(p * rtts.length))] ?? NaN;
-  return { msgsPerSec: count / seconds, p50: pct(0.5), p99: pct(0.99), cpuPerFrame: ((cpu1 - cpu0) * 1e6) / (count * framesPerMsg) };
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function parent(): Promise<void> {
   const started = performance.now();
   const children: Child[] = [];
   const spawn = (role: string, args?: string[]) => {
-    const c = spawnRole(role, args);
+    const c = spawnRole(self, role, args);
     children.push(c);
     return c;
   };
@@ -309,22 +166,34 @@ async function parent(): Promise<void> {
     const agentId = offer[0];
     if (!agentId) throw new Error('the bridge did not offer the echo agent');
 
+    // bridge + hsc1: its own agent and client (keys of their own, so each client is offered one agent)
+    const secureKey = makeKey('rsa');
+    const [secureAgentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
+    const secureAgent = spawn('secure-echo-peer', [bridgeUrl, secureAgentToken!, secureKey.md5, Buffer.from(secureKey.pem).toString('base64')]);
+    const { hostPublicRaw } = await secureAgent.next<{ hostPublicRaw: string }>();
+    const [secureToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'client', n: 1 })).tokens;
+    const { ws: viaBridgeSecure, offer: secureOffer } = await bridgeSignIn(bridgeUrl, 'client', secureKey, secureToken!, [secureKey.md5]);
+    const secureAgentId = secureOffer[0];
+    if (!secureAgentId || secureOffer.length !== 1) throw new Error(`the bridge offered ${JSON.stringify(secureOffer)} to the hsc1 client`);
+    const channel = await clientChannel(viaBridgeSecure, secureAgentId, secureKey, hostPublicRaw);
+
     // The same bytes on every path: direct and minimal carry a dummy first line as long as the bridge's.
     const dummy = 'agent-00000000-0000-0000-0000-000000000000';
-    const paths: Array<{ name: string; ws: WebSocket; dest: string; pid: number; frames: number }> = [
-      { name: 'direct', ws: direct, dest: dummy, pid: echo.proc.pid!, frames: 1 },
-      { name: 'minimal relay', ws: minimal, dest: dummy, pid: minimalChild.proc.pid!, frames: 2 },
-      { name: 'minimal+heap†', ws: heavy, dest: dummy, pid: heavyChild.proc.pid!, frames: 2 },
-      { name: 'bridge', ws: viaBridge, dest: agentId, pid: bridge.proc.pid!, frames: 2 },
+    const paths: Array<{ name: string; link: (size: number) => Link; pid: number; frames: number; unloaded: boolean }> = [
+      { name: 'direct', link: (size) => plainLink(direct, dummy, size), pid: echo.proc.pid!, frames: 1, unloaded: true },
+      { name: 'minimal relay', link: (size) => plainLink(minimal, dummy, size), pid: minimalChild.proc.pid!, frames: 2, unloaded: true },
+      { name: 'minimal+heap†', link: (size) => plainLink(heavy, dummy, size), pid: heavyChild.proc.pid!, frames: 2, unloaded: false },
+      { name: 'bridge', link: (size) => plainLink(viaBridge, agentId, size), pid: bridge.proc.pid!, frames: 2, unloaded: true },
+      { name: 'bridge+hsc1‡', link: (size) => secureLink(viaBridgeSecure, secureAgentId, size, channel), pid: bridge.proc.pid!, frames: 2, unloaded: true },
     ];
     const results = new Map<string, Cell[]>();
     const cells: Array<{ path: (typeof paths)[number]; size: number; inflight: number }> = [];
     for (const size of SIZES) for (const path of paths) cells.push({ path, size, inflight: INFLIGHT });
-    for (const path of paths) if (path.ws !== heavy) cells.push({ path, size: 200, inflight: 1 });
+    for (const path of paths) if (path.unloaded) cells.push({ path, size: 200, inflight: 1 });
     for (let round = 0; round < ROUNDS; round++) {
       for (const cell of cells) {
         const key = `${cell.path.name}|${cell.size}|${cell.inflight}`;
-        const r = await measure(cell.path.ws, cell.path.dest, cell.size, cell.inflight, cell.path.pid, cell.path.frames);
+        const r = await measure(cell.path.link(cell.size), cell.inflight, cell.path.pid, cell.path.frames);
         results.set(key, [...(results.get(key) ?? []), r]);
       }
     }
@@ -349,6 +218,7 @@ async function parent(): Promise<void> {
     }
     console.log('* CPU of the relay process per frame it forwards (direct: of the echo server per frame it echoes), from /proc');
     console.log("† the minimal relay in a process that loaded the bridge's modules (same heap as the bridge): a control, not a target");
+    console.log('‡ payload sealed by the load client, opened and resealed by the echo agent, opened again (size and MB/s: plaintext; on the wire base64 makes it 4/3)');
     let throughputMet = true;
     for (const size of SIZES) {
       const b = summary.get(`bridge|${size}|${INFLIGHT}`)!;
@@ -367,9 +237,19 @@ async function parent(): Promise<void> {
     const bl = summary.get('bridge|200|1')!;
     const ml = summary.get('minimal relay|200|1')!;
     console.log(`ratio bridge/minimal unloaded RTT (200 B × 1): p50 ${(bl.p50 / ml.p50).toFixed(2)}×, p99 ${(bl.p99 / ml.p99).toFixed(2)}×`);
+    for (const [size, inflight] of [...SIZES.map((z) => [z, INFLIGHT]), [200, 1]] as Array<[number, number]>) {
+      const sc = summary.get(`bridge+hsc1‡|${size}|${inflight}`)!;
+      const b = summary.get(`bridge|${size}|${inflight}`)!;
+      const m = summary.get(`minimal relay|${size}|${inflight}`)!;
+      const label = size >= 1024 ? `${size / 1024} KiB` : `${size} B`;
+      console.log(
+        `ratio bridge+hsc1 at ${label} × ${inflight}: to bridge msg/s ${(sc.msgsPerSec / b.msgsPerSec).toFixed(2)}×, RTT p50 ${(sc.p50 / b.p50).toFixed(2)}×, p99 ${(sc.p99 / b.p99).toFixed(2)}×; ` +
+          `to minimal relay msg/s ${(sc.msgsPerSec / m.msgsPerSec).toFixed(2)}×, RTT p50 ${(sc.p50 / m.p50).toFixed(2)}×, p99 ${(sc.p99 / m.p99).toFixed(2)}×`,
+      );
+    }
     const stats = await bridge.ask<{ metrics: { drops: Record<string, number>; frames_relayed: number } }>({ cmd: 'mem' });
     console.log(`bridge counters: ${stats.metrics.frames_relayed} frames relayed, drops ${JSON.stringify(stats.metrics.drops)}`);
-    for (const ws of [direct, minimal, heavy, viaBridge]) ws.terminate();
+    for (const ws of [direct, minimal, heavy, viaBridge, viaBridgeSecure]) ws.terminate();
 
     // ---- memory per idle agent
     const tokens = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: IDLE_AGENTS + WARM_AGENTS })).tokens;
@@ -431,6 +311,9 @@ switch (role) {
     break;
   case 'echo-peer':
     await roleEchoPeer(args[0]!, args[1], args[2]);
+    break;
+  case 'secure-echo-peer':
+    await roleSecureEchoPeer(args[0]!, args[1]!, args[2]!, args[3]!);
     break;
   default:
     await parent();
