@@ -7,7 +7,8 @@ const root = new URL('..', import.meta.url).pathname;
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
 let failed = false;
 // A workspace with no sources yet (the bridge before its issue lands) has nothing to check.
-const projects = ['shared', 'agent', 'bridge', 'client', 'tsconfig.test.json'].filter(
+// bridge/tsconfig.core.json re-checks the relay core without Node types (what Workers runs).
+const projects = ['shared', 'agent', 'bridge', 'bridge/tsconfig.core.json', 'client', 'tsconfig.test.json'].filter(
   (p) => p.endsWith('.json') || existsSync(join(root, p, 'src')) || existsSync(join(root, p, 'cli')),
 );
 for (const project of projects) {

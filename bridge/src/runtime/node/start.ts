@@ -16,8 +16,8 @@ import { createBridgeApp } from '../../app.ts';
 import type { RelayConfigOverrides } from '../../relay/config.ts';
 import type { MetricsSnapshot } from '../../relay/metrics.ts';
 import type { Clock } from '../../relay/ports.ts';
+import { PortableKeyCrypto } from '../../relay/key-crypto.ts';
 import { Relay } from '../../relay/relay.ts';
-import { NodeKeyCrypto } from './crypto.ts';
 import { SqliteKeyStore } from './key-store.ts';
 import { ADMIN_SECRET_FILE, joinSecretKey, readOrCreateSecret, URL_FILE } from './secrets.ts';
 import { releaseStartupHeap } from './v8-tuning.ts';
@@ -57,7 +57,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const adminSecret = readOrCreateSecret(options.dataDir, ADMIN_SECRET_FILE);
   const relay = new Relay({
     store,
-    crypto: new NodeKeyCrypto(),
+    crypto: new PortableKeyCrypto(),
     clock,
     logger,
     joinSecret: joinSecretKey(options.dataDir),
