@@ -3,15 +3,15 @@
  *
  * - `GET /healthz` → `{"ok":true}`
  * - `GET /metrics` → the relay's counters (JSON)
- * - `POST /admin/revoke` (`Authorization: Bearer <admin secret>`, body `{"key": "<key id or md5_key>"}`)
- *   → `{revoked: {key_id, md5_key, kind, nickname, revoked_at}, disconnected}`; 404 for an unknown key
+ * - `/admin/*` (`Authorization: Bearer <admin secret>`): `GET /admin/keys`, `POST /admin/tokens`,
+ *   `POST /admin/revoke` (admin-routes.ts)
  * - `GET /relay` with `Upgrade: websocket` → handed to the runtime's `upgrade` (Node: `ws`; Workers: a
  *   Durable Object), after the blacklist check (429)
  *
  * No runtime imports here: the runtime passes what differs (how to upgrade, where the peer address is).
  */
 import { Hono, type Context } from 'hono';
-import { bearerAuth } from 'hono/bearer-auth';
+import { adminRoutes } from './admin-routes.ts';
 import type { Relay } from './relay/relay.ts';
 
 export interface BridgeRuntime<E extends object = object> {
@@ -24,7 +24,7 @@ export interface BridgeRuntime<E extends object = object> {
 export interface BridgeAppOptions<E extends object> {
   relay: Relay;
   runtime: BridgeRuntime<E>;
-  /** Bearer secret for /admin routes. */
+  /** Bearer secret for /admin routes (empty: the admin API answers 503). */
   adminSecret: string;
 }
 
@@ -35,23 +35,7 @@ export function createBridgeApp<E extends object>(options: BridgeAppOptions<E>):
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.get('/metrics', (c) => c.json(relay.snapshot()));
 
-  app.post('/admin/revoke', bearerAuth({ token: options.adminSecret }), async function adminRevoke(c) {
-    let body: unknown;
-    try {
-      body = await c.req.json();
-    } catch {
-      return c.json({ error: 'expected a JSON body {"key": "<key id or md5_key>"}' }, 400);
-    }
-    const ref = body && typeof body === 'object' && 'key' in body && typeof body.key === 'string' ? body.key.trim() : '';
-    if (!ref || ref.length > 128) return c.json({ error: 'expected a JSON body {"key": "<key id or md5_key>"}' }, 400);
-    const result = await relay.revoke(ref);
-    if (!result) return c.json({ error: `no key ${ref}` }, 404);
-    const { key, disconnected } = result;
-    return c.json({
-      revoked: { key_id: key.id, md5_key: key.md5Key, kind: key.kind, nickname: key.nickname, revoked_at: new Date(key.revokedAt ?? 0).toISOString() },
-      disconnected,
-    });
-  });
+  app.route('/admin', adminRoutes(relay, options.adminSecret));
 
   app.get('/relay', async function relayUpgrade(c) {
     if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') {

@@ -6,7 +6,11 @@
  *   hostadm bridge --listen HOST:PORT --data DIR [--tls-cert F --tls-key F] [--log-level L]
  *   hostadm bridge token --data DIR --kind agent|client [--nickname N] [--ttl 3600|90m|1h|2d]
  *   hostadm bridge keys list --data DIR [--json]
- *   hostadm bridge keys revoke <key id or md5_key> --data DIR [--url URL]
+ *   hostadm bridge keys revoke <key id or md5_key> --data DIR
+ *
+ * With `--url URL` (and `--admin-secret-file F` or HOSTADM_BRIDGE_ADMIN_SECRET), token, keys list and
+ * keys revoke call the bridge's admin API instead of the data directory (bridge-admin.ts), so they
+ * work against a remote bridge on any runtime.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 
@@ -20,12 +24,20 @@ interface ServeOptions {
   logLevel: string;
 }
 
-interface TokenOptions {
+interface AdminOptions {
   data: string;
+  url?: string;
+  adminSecretFile?: string;
+}
+
+interface TokenOptions extends AdminOptions {
   kind: 'agent' | 'client';
   nickname?: string;
   ttl: number;
 }
+
+const URL_HELP = 'the bridge\'s address (https://HOST[:PORT]): use its admin API instead of --data';
+const SECRET_FILE_HELP = 'with --url: file holding the admin secret (default: env HOSTADM_BRIDGE_ADMIN_SECRET, else <data>/admin-secret)';
 
 export function bridgeCommand(): Command {
   const bridge = new Command('bridge').description('Run the bridge that hosts behind NAT and clients meet at; manage its keys');
@@ -47,15 +59,23 @@ export function bridgeCommand(): Command {
     .addOption(new Option('--kind <kind>', 'what the token enrolls').choices(['agent', 'client']).makeOptionMandatory())
     .option('--nickname <name>', 'name recorded for the key and shown to matched peers')
     .option('--ttl <duration>', 'validity: seconds, or with s/m/h/d (3600, 90m, 1h, 2d)', parseDuration, 3600)
+    .option('--url <url>', URL_HELP)
+    .option('--admin-secret-file <file>', SECRET_FILE_HELP)
     .action(async (opts: TokenOptions) => {
-      const { issueJoinToken, joinSecretKey } = await import('@hostadm/bridge');
-      const { userInfo } = await import('node:os');
-      const { token } = await issueJoinToken(
-        joinSecretKey(opts.data),
-        { kind: opts.kind, nickname: opts.nickname, ttlSeconds: opts.ttl, createdBy: userInfo().username },
-        Date.now(),
-      );
-      process.stdout.write(`${token}\n`);
+      const { checkNickname, remoteToken } = await import('./bridge-admin.ts');
+      if (opts.url || opts.adminSecretFile) return remoteCommand(opts, (url) => remoteToken({ ...opts, url }));
+      const { runCommand } = await import('../lib/exit.ts');
+      await runCommand(async () => {
+        await checkNickname(opts.nickname);
+        const { issueJoinToken, joinSecretKey } = await import('@hostadm/bridge');
+        const { userInfo } = await import('node:os');
+        const { token } = await issueJoinToken(
+          joinSecretKey(opts.data),
+          { kind: opts.kind, nickname: opts.nickname, ttlSeconds: opts.ttl, createdBy: userInfo().username },
+          Date.now(),
+        );
+        process.stdout.write(`${token}\n`);
+      });
     });
 
   const keys = bridge.command('keys').description('Keys registered with the bridge');
@@ -64,34 +84,15 @@ export function bridgeCommand(): Command {
     .description('List registered keys (revoked ones included, marked)')
     .option('--data <dir>', 'the bridge\'s data directory', DEFAULT_DATA)
     .option('--json', 'print JSON')
-    .action(async (opts: { data: string; json?: boolean }) => {
+    .option('--url <url>', URL_HELP)
+    .option('--admin-secret-file <file>', SECRET_FILE_HELP)
+    .action(async (opts: AdminOptions & { json?: boolean }) => {
+      const { keyRow, printKeys, remoteKeysList } = await import('./bridge-admin.ts');
+      if (opts.url || opts.adminSecretFile) return remoteCommand(opts, (url) => remoteKeysList({ ...opts, url }));
       const store = await openStore(opts.data);
       try {
-        const rows = (await store.list()).map((k) => ({
-          key_id: k.id,
-          md5_key: k.md5Key,
-          kind: k.kind,
-          algorithm: k.algorithm,
-          nickname: k.nickname,
-          created_by: k.createdBy,
-          created_at: iso(k.createdAt),
-          last_seen_at: iso(k.lastSeenAt),
-          revoked_at: iso(k.revokedAt),
-        }));
-        if (opts.json) {
-          process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
-          return;
-        }
-        if (rows.length === 0) {
-          process.stdout.write('no keys registered; enroll one with a token from `hostadm bridge token`\n');
-          return;
-        }
-        const { default: Table } = await import('cli-table3');
-        const table = new Table({ head: ['key id', 'kind', 'nickname', 'md5_key', 'algorithm', 'created', 'last seen', 'revoked'] });
-        for (const r of rows) {
-          table.push([r.key_id, r.kind, r.nickname, r.md5_key, r.algorithm, r.created_at ?? '', r.last_seen_at ?? '', r.revoked_at ?? '']);
-        }
-        process.stdout.write(`${table.toString()}\n`);
+        const { keyJson } = await import('@hostadm/bridge/admin-routes.ts');
+        await printKeys((await store.list()).map((k) => keyRow(keyJson(k))), opts.json, 'hostadm bridge token');
       } finally {
         store.close();
       }
@@ -101,8 +102,13 @@ export function bridgeCommand(): Command {
     .description('Revoke a key: it can no longer sign in, and a running bridge cuts its connections off')
     .argument('<key>', 'key id or md5_key (from `hostadm bridge keys list`)')
     .option('--data <dir>', 'the bridge\'s data directory', DEFAULT_DATA)
-    .option('--url <url>', 'the running bridge (default: the address in <data>/bridge.url)')
-    .action(async (ref: string, opts: { data: string; url?: string }) => revoke(ref, opts));
+    .option('--url <url>', `${URL_HELP} (without it: revoke in --data, then tell the bridge in <data>/bridge.url)`)
+    .option('--admin-secret-file <file>', SECRET_FILE_HELP)
+    .action(async (ref: string, opts: AdminOptions) => {
+      if (!opts.url && !opts.adminSecretFile) return revoke(ref, opts);
+      const { remoteRevoke } = await import('./bridge-admin.ts');
+      return remoteCommand(opts, (url) => remoteRevoke(ref, { ...opts, url }));
+    });
 
   return bridge;
 }
@@ -138,7 +144,16 @@ async function serve(opts: ServeOptions): Promise<void> {
   process.once('SIGTERM', () => void stop('SIGTERM'));
 }
 
-async function revoke(ref: string, opts: { data: string; url?: string }): Promise<void> {
+/** URL mode (bridge-admin.ts): errors become one line and the CLI's exit codes (lib/exit.ts). */
+async function remoteCommand(opts: AdminOptions, body: (url: string) => Promise<void>): Promise<void> {
+  const { runCommand, usageError } = await import('../lib/exit.ts');
+  await runCommand(async () => {
+    if (!opts.url) throw usageError('--admin-secret-file goes with --url');
+    await body(opts.url);
+  });
+}
+
+async function revoke(ref: string, opts: { data: string }): Promise<void> {
   const { ADMIN_SECRET_FILE, URL_FILE, readOrCreateSecret } = await import('@hostadm/bridge');
   const { existsSync, readFileSync } = await import('node:fs');
   const { join } = await import('node:path');
@@ -156,9 +171,9 @@ async function revoke(ref: string, opts: { data: string; url?: string }): Promis
   process.stdout.write(`revoked ${key.id} (${key.kind} ${key.nickname || key.md5Key})\n`);
 
   const urlFile = join(opts.data, URL_FILE);
-  const base = opts.url ?? (existsSync(urlFile) ? readFileSync(urlFile, 'utf8').trim() : '');
+  const base = existsSync(urlFile) ? readFileSync(urlFile, 'utf8').trim() : '';
   if (!base) {
-    process.stdout.write('no running bridge known (no --url, no bridge.url): a bridge started later refuses the key\n');
+    process.stdout.write('no running bridge known (no bridge.url): a bridge started later refuses the key\n');
     return;
   }
   const url = `${base.replace(/^ws/, 'http').replace(/\/relay\/?$/, '').replace(/\/+$/, '')}/admin/revoke`;
@@ -188,10 +203,6 @@ async function openStore(dataDir: string) {
   }
   const { SqliteKeyStore } = await import('@hostadm/bridge');
   return new SqliteKeyStore(dataDir);
-}
-
-function iso(ms: number | null): string | null {
-  return ms === null ? null : new Date(ms).toISOString();
 }
 
 function parseListen(listen: string): { host: string; port: number } {
