@@ -6,13 +6,22 @@
  * - seal / open / seal+open throughput of SecureChannel (WebCrypto AES-256-GCM + base64 framing) at
  *   200 B and 16 KiB envelopes, one call at a time and with N calls in flight (WebCrypto is async and
  *   runs AES-GCM on libuv's thread pool, so a pipeline is how a busy link actually uses it);
+ * - bare WebCrypto AES-256-GCM without framing, N in flight: the ceiling of the WebCrypto hot path;
  * - the same framing done synchronously with node:crypto createCipheriv (what the agent could do if it
- *   did not share this code with browsers), and bare node:crypto AES-GCM without framing;
+ *   did not share this code with browsers), and bare node:crypto AES-GCM without framing: the
+ *   machine's own AES-GCM ceiling. Keys are KeyObjects: on Node 24.21 createCipheriv with a raw Buffer
+ *   key costs ~20 µs more per call (its isKeyObject/isCryptoKey brand checks throw and catch an error,
+ *   capturing a stack trace, for every non-KeyObject key), which halves 16 KiB throughput; one row
+ *   shows that for reference;
  * - handshake time: client start, agent answer, client finish and C2 verification, RSA-2048 + Ed25519.
+ *
+ * CPU columns: the whole process (all threads) and the main thread alone. WebCrypto runs AES on the
+ * thread pool, but its per-call work (argument checks, copies, job dispatch, promises) and the base64
+ * framing run on the main thread, so `size / main-thread µs` bounds what one side can reach.
  *
  * Env: BENCH_WINDOW_MS (default 600), BENCH_WINDOWS (3), BENCH_INFLIGHT (64), BENCH_HANDSHAKES (30).
  */
-import { createCipheriv, createDecipheriv, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { answerClientHandshake, generateHostKey, startClientHandshake, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
 
 const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 600);
@@ -29,10 +38,16 @@ interface Measured {
   rate: number;
   /** Process CPU (all threads, so WebCrypto's thread pool too) per message, in µs (median window). */
   cpuUs: number;
+  /** Main-thread CPU per message, in µs (median window). */
+  mainUs: number;
 }
 
 const cpuNow = () => {
   const u = process.cpuUsage();
+  return u.user + u.system;
+};
+const mainNow = () => {
+  const u = process.threadCpuUsage();
   return u.user + u.system;
 };
 
@@ -42,9 +57,11 @@ async function measure(perBatch: number, batch: () => Promise<void> | void): Pro
   while (performance.now() < warmEnd) await batch();
   const rates: number[] = [];
   const cpus: number[] = [];
+  const mains: number[] = [];
   for (let w = 0; w < WINDOWS; w++) {
     let n = 0;
     const c0 = cpuNow();
+    const m0 = mainNow();
     const t0 = performance.now();
     while (performance.now() - t0 < WINDOW_MS) {
       await batch();
@@ -52,8 +69,9 @@ async function measure(perBatch: number, batch: () => Promise<void> | void): Pro
     }
     rates.push(n / ((performance.now() - t0) / 1000));
     cpus.push((cpuNow() - c0) / n);
+    mains.push((mainNow() - m0) / n);
   }
-  return { rate: median(rates), cpuUs: median(cpus) };
+  return { rate: median(rates), cpuUs: median(cpus), mainUs: median(mains) };
 }
 
 function envelopeOfSize(bytes: number): string {
@@ -72,7 +90,7 @@ async function channelPair(): Promise<{ client: SecureChannel; agent: SecureChan
 
 /** node:crypto with the same frame layout, synchronous: the ceiling for this framing in Node. */
 function nodeFraming() {
-  const key = randomBytes(32);
+  const key = createSecretKey(randomBytes(32));
   const aadPrefix = Buffer.concat([Buffer.from('hostadm-hsc1'), randomBytes(16), Buffer.of(1)]);
   let sendSeq = 0n;
   let recvSeq = 0n;
@@ -103,14 +121,15 @@ function nodeFraming() {
   };
 }
 
-function bareNodeGcm(plain: Buffer): () => void {
-  const key = randomBytes(32);
+/** Bare node:crypto AES-256-GCM of `plain`: encrypt only, or encrypt then decrypt. */
+function bareNodeGcm(plain: Buffer, decryptToo: boolean, key: KeyObject | Buffer = createSecretKey(randomBytes(32))): () => void {
   const iv = Buffer.alloc(12);
   const aad = randomBytes(37);
   return () => {
     const c = createCipheriv('aes-256-gcm', key, iv);
     c.setAAD(aad);
     const ct = Buffer.concat([c.update(plain), c.final()]);
+    if (!decryptToo) return;
     const d = createDecipheriv('aes-256-gcm', key, iv);
     d.setAAD(aad);
     d.setAuthTag(c.getAuthTag());
@@ -118,16 +137,73 @@ function bareNodeGcm(plain: Buffer): () => void {
   };
 }
 
+/** Bare WebCrypto AES-256-GCM, `INFLIGHT` calls at a time (same iv/aad shapes as hsc1, no framing). */
+async function bareWebCrypto(plain: Uint8Array): Promise<{ encrypt: () => Promise<unknown>; decrypt: () => Promise<unknown> }> {
+  const raw = randomBytes(32);
+  const [ek, dk] = await Promise.all([
+    crypto.subtle.importKey('raw', raw, { name: 'AES-GCM' }, false, ['encrypt']),
+    crypto.subtle.importKey('raw', raw, { name: 'AES-GCM' }, false, ['decrypt']),
+  ]);
+  const aad = randomBytes(37);
+  const iv = (i: number) => {
+    const v = new Uint8Array(12);
+    new DataView(v.buffer).setUint32(8, i);
+    return v;
+  };
+  const params = (i: number) => ({ name: 'AES-GCM', iv: iv(i), additionalData: aad, tagLength: 128 });
+  const cts = await Promise.all(Array.from({ length: INFLIGHT }, (_, i) => crypto.subtle.encrypt(params(i), ek, plain)));
+  return {
+    encrypt: () => Promise.all(Array.from({ length: INFLIGHT }, (_, i) => crypto.subtle.encrypt(params(i), ek, plain))),
+    decrypt: () => Promise.all(cts.map((ct, i) => crypto.subtle.decrypt(params(i), dk, new Uint8Array(ct)))),
+  };
+}
+
 const rows: ({ what: string; size: number } & Measured)[] = [];
 const row = (what: string, size: number, m: Measured) => {
   rows.push({ what, size, ...m });
   const mbs = ((m.rate * size) / 1e6).toFixed(1).padStart(7);
-  const perCore = ((size / m.cpuUs)).toFixed(0).padStart(5); // bytes per CPU-µs = MB per CPU-second
-  console.log(`${what.padEnd(50)} ${String(size).padStart(6)} B ${Math.round(m.rate).toString().padStart(7)} msg/s ${mbs} MB/s | CPU ${m.cpuUs.toFixed(1).padStart(6)} µs/msg = ${perCore} MB per CPU-s`);
+  const perCore = (size / m.cpuUs).toFixed(0).padStart(5); // bytes per CPU-µs = MB per CPU-second
+  console.log(
+    `${what.padEnd(52)} ${String(size).padStart(6)} B ${Math.round(m.rate).toString().padStart(7)} msg/s ${mbs} MB/s | CPU ${m.cpuUs.toFixed(1).padStart(6)} µs/msg = ${perCore} MB per CPU-s | main thread ${m.mainUs.toFixed(1).padStart(6)} µs/msg`,
+  );
 };
 
-console.log(`Node ${process.version}; windows ${WINDOWS} × ${WINDOW_MS} ms, median; ${INFLIGHT} in flight for pipelined rows; MB/s counts envelope bytes`);
+console.log(
+  `Node ${process.version} (OpenSSL ${process.versions.openssl}), UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? '4 (default)'}; ` +
+    `windows ${WINDOWS} × ${WINDOW_MS} ms, median; ${INFLIGHT} in flight for pipelined rows; MB/s counts envelope bytes`,
+);
+/**
+ * One side's share (a sender only seals, a receiver only opens), cells interleaved window by window so
+ * that load from other processes hits them alike. `prepare` (untimed) makes each batch's input.
+ */
+interface Cell {
+  what: string;
+  perBatch: number;
+  prepare?: () => Promise<unknown>;
+  run: (input: unknown) => Promise<unknown> | void;
+}
+async function interleaved(size: number, cells: Cell[]): Promise<void> {
+  const acc = cells.map(() => ({ rates: [] as number[], cpus: [] as number[], mains: [] as number[] }));
+  for (let w = 0; w <= WINDOWS; w++) {
+    for (const [i, cell] of cells.entries()) {
+      let [ms, cpu, main, n] = [0, 0, 0, 0];
+      const end = performance.now() + (w === 0 ? WINDOW_MS / 3 : WINDOW_MS); // window 0 warms up
+      while (performance.now() < end) {
+        const input = await cell.prepare?.();
+        const [c0, m0, t0] = [cpuNow(), mainNow(), performance.now()];
+        await cell.run(input);
+        [ms, cpu, main, n] = [ms + performance.now() - t0, cpu + cpuNow() - c0, main + mainNow() - m0, n + cell.perBatch];
+      }
+      if (w > 0) [acc[i]!.rates.push(n / (ms / 1000)), acc[i]!.cpus.push(cpu / n), acc[i]!.mains.push(main / n)];
+    }
+  }
+  for (const [i, cell] of cells.entries()) row(cell.what, size, { rate: median(acc[i]!.rates), cpuUs: median(acc[i]!.cpus), mainUs: median(acc[i]!.mains) });
+}
+
 const { client, agent } = await channelPair();
+// The per-side cells use pairs of their own: frames sealed and never opened put a pair out of step.
+const sealPair = await channelPair();
+const openPair = await channelPair();
 for (const size of [200, 16384]) {
   const plain = envelopeOfSize(size);
   const sample = await client.seal(plain);
@@ -140,53 +216,42 @@ for (const size of [200, 16384]) {
     const frames = await Promise.all(Array.from({ length: INFLIGHT }, () => client.seal(plain)));
     await Promise.all(frames.map((f) => agent.open(f)));
   }));
-  {
-    // One side's share: a sender only seals, a receiver only opens. Time each half of a pipelined batch.
-    let sealMs = 0;
-    let openMs = 0;
-    let sealCpu = 0;
-    let openCpu = 0;
-    let n = 0;
-    const end = performance.now() + WINDOW_MS * WINDOWS;
-    while (performance.now() < end) {
-      const c0 = cpuNow();
-      const t0 = performance.now();
-      const frames = await Promise.all(Array.from({ length: INFLIGHT }, () => client.seal(plain)));
-      const c1 = cpuNow();
-      const t1 = performance.now();
-      await Promise.all(frames.map((f) => agent.open(f)));
-      const t2 = performance.now();
-      sealMs += t1 - t0;
-      openMs += t2 - t1;
-      sealCpu += c1 - c0;
-      openCpu += cpuNow() - c1;
-      n += INFLIGHT;
-    }
-    row(`hsc1 seal only, ${INFLIGHT} in flight`, size, { rate: n / (sealMs / 1000), cpuUs: sealCpu / n });
-    row(`hsc1 open only, ${INFLIGHT} in flight`, size, { rate: n / (openMs / 1000), cpuUs: openCpu / n });
-  }
   const nf = nodeFraming();
   row('node:crypto seal+open, same framing (sync)', size, await measure(50, () => {
     for (let i = 0; i < 50; i++) nf.open(nf.seal(plain));
   }));
-  {
-    const sealer = nodeFraming();
-    row('node:crypto seal only, same framing (sync)', size, await measure(50, () => {
-      for (let i = 0; i < 50; i++) sealer.seal(plain);
-    }));
-    const opener = nodeFraming();
-    const frames = Array.from({ length: 50 }, () => opener.seal(plain));
-    row('node:crypto open only, same framing (sync)', size, await measure(50, () => {
-      opener.rewind(); // reopen the same 50 frames each batch
-      for (const f of frames) opener.open(f);
-    }));
-  }
-  row('node:crypto bare AES-256-GCM enc+dec (no base64)', size, await measure(50, (() => {
-    const op = bareNodeGcm(Buffer.from(plain));
-    return () => {
-      for (let i = 0; i < 50; i++) op();
-    };
-  })()));
+
+  const bytes = Buffer.from(plain);
+  const wc = await bareWebCrypto(bytes);
+  const sealer = nodeFraming();
+  const opener = nodeFraming();
+  const nodeFrames = Array.from({ length: 50 }, () => opener.seal(plain));
+  const [gcmKeyObject, gcmBufferKey] = [bareNodeGcm(bytes, false), bareNodeGcm(bytes, false, randomBytes(32))];
+  const fifty = (op: () => void) => () => {
+    for (let i = 0; i < 50; i++) op();
+  };
+  await interleaved(size, [
+    { what: `hsc1 seal only, ${INFLIGHT} in flight`, perBatch: INFLIGHT, run: () => Promise.all(Array.from({ length: INFLIGHT }, () => sealPair.client.seal(plain))) },
+    {
+      what: `hsc1 open only, ${INFLIGHT} in flight`,
+      perBatch: INFLIGHT,
+      prepare: () => Promise.all(Array.from({ length: INFLIGHT }, () => openPair.client.seal(plain))),
+      run: (frames) => Promise.all((frames as string[]).map((f) => openPair.agent.open(f))),
+    },
+    { what: `WebCrypto bare AES-GCM encrypt, ${INFLIGHT} in flight`, perBatch: INFLIGHT, run: wc.encrypt },
+    { what: `WebCrypto bare AES-GCM decrypt, ${INFLIGHT} in flight`, perBatch: INFLIGHT, run: wc.decrypt },
+    { what: 'node:crypto seal only, same framing (sync)', perBatch: 50, run: fifty(() => sealer.seal(plain)) },
+    {
+      what: 'node:crypto open only, same framing (sync)',
+      perBatch: 50,
+      run: () => {
+        opener.rewind(); // reopen the same 50 frames each batch
+        for (const f of nodeFrames) opener.open(f);
+      },
+    },
+    { what: 'node:crypto bare AES-256-GCM encrypt (KeyObject)', perBatch: 50, run: fifty(gcmKeyObject) },
+    { what: 'node:crypto bare AES-256-GCM encrypt (Buffer key)', perBatch: 50, run: fifty(gcmBufferKey) },
+  ]);
 }
 
 // Handshake: each step timed separately, sequentially (RSA-2048 private ops dominate).
@@ -216,13 +281,19 @@ for (const size of [200, 16384]) {
   }
 }
 
-const at = (what: string) => rows.find((r) => r.what.startsWith(what) && r.size === 16384) ?? { rate: NaN, cpuUs: NaN };
+const at = (what: string) => rows.find((r) => r.what.startsWith(what) && r.size === 16384) ?? { rate: NaN, cpuUs: NaN, mainUs: NaN };
 const mbs = (m: Measured) => (m.rate * 16384) / 1e6;
-const perCpu = (m: Measured) => 16384 / m.cpuUs;
-const [seal, open, pair] = [at('hsc1 seal only'), at('hsc1 open only'), at(`hsc1 seal+open, ${INFLIGHT}`)];
-const [nodeSeal, nodeOpen, nodePair] = [at('node:crypto seal only'), at('node:crypto open only'), at('node:crypto seal+open')];
+const perMain = (m: Measured) => 16384 / m.mainUs;
+const [seal, open] = [at('hsc1 seal only'), at('hsc1 open only')];
+const [wcEnc, wcDec] = [at('WebCrypto bare AES-GCM encrypt'), at('WebCrypto bare AES-GCM decrypt')];
+const [nodeSeal, nodeOpen, nodeGcm, nodeGcmBuf] = [at('node:crypto seal only'), at('node:crypto open only'), at('node:crypto bare AES-256-GCM encrypt (KeyObject)'), at('node:crypto bare AES-256-GCM encrypt (Buffer')];
 const met = Math.min(mbs(seal), mbs(open)) >= TARGET_MBS;
-console.log(`\ntarget: bulk ≥ ${TARGET_MBS} MB/s at 16 KiB (per side: a sender seals, a receiver opens)`);
-console.log(`  wall clock: seal ${mbs(seal).toFixed(0)} MB/s, open ${mbs(open).toFixed(0)} MB/s → ${met ? 'MET' : 'NOT met'} on this machine in this run`);
-console.log(`  per CPU-second (load-independent): seal ${perCpu(seal).toFixed(0)}, open ${perCpu(open).toFixed(0)} MB; node:crypto same framing: seal ${perCpu(nodeSeal).toFixed(0)}, open ${perCpu(nodeOpen).toFixed(0)} MB`);
-console.log(`  hsc1 / node:crypto, same run: wall seal ${(mbs(seal) / mbs(nodeSeal)).toFixed(2)}×, open ${(mbs(open) / mbs(nodeOpen)).toFixed(2)}×, seal+open ${(mbs(pair) / mbs(nodePair)).toFixed(2)}×; CPU per message seal ${(seal.cpuUs / nodeSeal.cpuUs).toFixed(2)}×, open ${(open.cpuUs / nodeOpen.cpuUs).toFixed(2)}×`);
+const f0 = (x: number) => x.toFixed(0);
+console.log(`\ntarget: bulk crypto ≥ ${TARGET_MBS} MB/s at 16 KiB (per side: a sender seals, a receiver opens; WebCrypto, as the hot path must run in browsers and Workers too)`);
+console.log(`  hsc1 (WebCrypto + base64 framing): seal ${f0(mbs(seal))} MB/s, open ${f0(mbs(open))} MB/s → ${met ? 'MET' : 'NOT met'} on this machine in this run`);
+console.log(`  same run, same machine: WebCrypto bare AES-GCM encrypt ${f0(mbs(wcEnc))}, decrypt ${f0(mbs(wcDec))} MB/s (the WebCrypto ceiling); node:crypto bare encrypt ${f0(mbs(nodeGcm))} MB/s (the machine's AES-GCM ceiling; ${f0(mbs(nodeGcmBuf))} MB/s with a Buffer key), same framing seal ${f0(mbs(nodeSeal))}, open ${f0(mbs(nodeOpen))} MB/s`);
+console.log(`  hsc1 / bare WebCrypto: seal ${(mbs(seal) / mbs(wcEnc)).toFixed(2)}×, open ${(mbs(open) / mbs(wcDec)).toFixed(2)}×; hsc1 / node:crypto same framing: seal ${(mbs(seal) / mbs(nodeSeal)).toFixed(2)}×, open ${(mbs(open) / mbs(nodeOpen)).toFixed(2)}×`);
+console.log(
+  `  main-thread bound (16 KiB / main-thread µs, what one side reaches with the pool and GC on other cores): hsc1 seal ${f0(perMain(seal))}, open ${f0(perMain(open))}; ` +
+    `bare WebCrypto ${f0(perMain(wcEnc))} / ${f0(perMain(wcDec))} MB/s`,
+);
