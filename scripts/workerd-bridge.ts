@@ -32,6 +32,8 @@ export interface WorkerdBridgeOptions {
   testHooks?: boolean;
   adminSecret?: string;
   joinSecret?: string;
+  /** What `rpc/identify` on the bridge answers as hostname (default: the wrangler.jsonc var). */
+  hostname?: string;
   /** Echo wrangler's output (default: kept, shown only when start-up fails). */
   verbose?: boolean;
 }
@@ -92,7 +94,7 @@ export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Pr
   await applyMigrations(stateDir, verbose);
   const port = options.port ?? (await freePort());
   const args = ['dev', '-c', config, '--local', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', stateDir, '--show-interactive-dev-session=false', '--inspector-port', String(await freePort())];
-  const vars: Record<string, string> = { ADMIN_SECRET: adminSecret, JOIN_SECRET: joinSecret, ...(options.testHooks ? { HOSTADM_TEST_HOOKS: '1' } : {}) };
+  const vars: Record<string, string> = { ADMIN_SECRET: adminSecret, JOIN_SECRET: joinSecret, ...(options.testHooks ? { HOSTADM_TEST_HOOKS: '1' } : {}), ...(options.hostname ? { BRIDGE_HOSTNAME: options.hostname } : {}), ...(verbose ? { LOG_LEVEL: 'debug' } : {}) };
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
   const child = runWrangler(args, verbose);
   let out = '';
@@ -103,6 +105,10 @@ export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Pr
   };
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
+  // A running workerd does not keep the caller alive; the exit hook below stops it.
+  child.unref();
+  (child.stdout as unknown as { unref(): void }).unref();
+  (child.stderr as unknown as { unref(): void }).unref();
   const kill = () => {
     try {
       process.kill(-child.pid!, 'SIGTERM');
@@ -151,8 +157,10 @@ export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Pr
     async restart() {
       await bridge.stop(true);
       const again = await startWorkerdBridge({ ...options, stateDir, port, adminSecret, joinSecret });
-      // The restarted one owns the temporary directory now.
-      return temporary ? Object.assign(again, { stop: (keep = false) => again.stop(keep) }) : again;
+      if (!temporary) return again;
+      // The restarted one owns the temporary directory now: removed on stop unless kept.
+      const stopAgain = again.stop.bind(again);
+      return Object.assign(again, { stop: (keep = false) => stopAgain(keep) });
     },
   };
   return bridge;

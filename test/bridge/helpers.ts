@@ -145,7 +145,7 @@ async function adminKeys(httpUrl: string, adminSecret: string): Promise<KeyRecor
 let workerd: Promise<WorkerdBridge> | null = null;
 
 function sharedWorkerd(): Promise<WorkerdBridge> {
-  workerd ??= startWorkerdBridge({ testHooks: true, verbose: process.env.HOSTADM_TEST_LOG === 'debug' }).then((w) => {
+  workerd ??= startWorkerdBridge({ testHooks: true, hostname: 'test-bridge', verbose: process.env.HOSTADM_TEST_LOG === 'debug' }).then((w) => {
     process.once('exit', () => rmSync(w.stateDir, { recursive: true, force: true }));
     return w;
   });
@@ -275,6 +275,9 @@ export class TestPeer {
       ws.once('error', reject);
       ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: HTTP ${res.statusCode}`)));
     });
+    // As real peers do: calls start once the bridge asked who is there (on Workers the request may
+    // arrive after 'open'; on Node it comes with the handshake).
+    if (answerIdentify) await peer.wait((m) => 'env' in m && m.env.id === 'bridge_request_ident');
     return peer;
   }
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { ed25519Key, rsaKey, signatureProof } from '../helpers/keys.ts';
 import type { KeyRecord } from '@hostadm/bridge/relay/ports.ts';
-import { md5Of, startTestBridge, TestPeer, until } from './helpers.ts';
+import { md5Of, nodeOnly, startTestBridge, TestPeer, until } from './helpers.ts';
 
 test('the bridge asks a new peer to identify, and answers identify itself', async (t) => {
   const bridge = await startTestBridge(t);
@@ -25,7 +25,7 @@ test('the bridge asks a new peer to identify, and answers identify itself', asyn
   assert.equal((unknown.args as { code: number }).code, 404);
 });
 
-test('bridge calls are bounded per connection: beyond 64 waiting, a 429', async (t) => {
+test('bridge calls are bounded per connection: beyond 64 waiting, a 429', { skip: nodeOnly('workerd delivers each message as its own event once the previous call settled, so 64 never wait at once') }, async (t) => {
   const bridge = await startTestBridge(t);
   const peer = await TestPeer.connect(bridge.url, 'server');
   t.after(() => peer.close());

@@ -152,7 +152,8 @@ export class Relay implements ApiHost {
     const now = this.clock.now();
     peer.lastSeen = now;
     let size = typeof data === 'string' ? data.length : data.byteLength;
-    if (typeof data === 'string' && size * 3 > this.config.maxFrameBytes) size = frameBytes(data);
+    // Strings (Workers) count as their UTF-8 bytes, as on the wire; ASCII (sealed frames) needs no count.
+    if (typeof data === 'string' && (size * 3 > this.config.maxFrameBytes || NON_ASCII.test(data))) size = frameBytes(data);
     if (size > this.config.maxFrameBytes) return this.oversize(peer);
     if (isBinary) return this.drop(peer, '', 'malformed');
     if (isApiFrame(data)) return this.enqueueApi(peer, frameText(data));
@@ -424,6 +425,8 @@ export class Relay implements ApiHost {
     return this.config.blacklist.exemptLoopback && isLoopback(address);
   }
 }
+
+const NON_ASCII = /[^\x00-\x7f]/;
 
 const IDENTIFY_REQUEST = JSON.stringify({ id: 'bridge_request_ident', name: 'identify', namespace: 'rpc', args: '' });
 
