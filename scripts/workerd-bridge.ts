@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -170,11 +170,26 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   // `npm run dev:edge`: a persistent local state in .wrangler/dev-edge, secrets printed once.
   const stateDir = join(root, '.wrangler/dev-edge');
   const port = Number(process.env.PORT ?? 8787);
-  const bridge = await startWorkerdBridge({ stateDir, port, verbose: true, adminSecret: process.env.ADMIN_SECRET, joinSecret: process.env.JOIN_SECRET });
+  // Secrets made at the first run and kept with the state, so tokens and the admin secret stay valid.
+  const secretsFile = join(stateDir, 'secrets.json');
+  let secrets: { adminSecret: string; joinSecret: string };
+  try {
+    secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as typeof secrets;
+  } catch {
+    secrets = { adminSecret: randomBytes(32).toString('base64url'), joinSecret: randomBytes(32).toString('base64url') };
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    writeFileSync(secretsFile, JSON.stringify(secrets), { mode: 0o600 });
+  }
+  const bridge = await startWorkerdBridge({ stateDir, port, verbose: true, ...secrets });
   console.log(`\nWorkers bridge (workerd, local) on ${bridge.httpUrl}; peers connect to ws://127.0.0.1:${port}/relay`);
   console.log(`admin secret: ${bridge.adminSecret}\njoin secret:  ${bridge.joinSecret}`);
-  console.log(`join token:   hostadm bridge token --kind agent --url ${bridge.httpUrl} (with HOSTADM_BRIDGE_ADMIN_SECRET set to the admin secret)`);
-  const stop = () => void bridge.stop(true).then(() => process.exit(0));
+  console.log(`join token:   HOSTADM_BRIDGE_ADMIN_SECRET=${bridge.adminSecret} npx hostadm bridge token --kind agent --url ${bridge.httpUrl}`);
+  // The child is unref'd (tests must not wait on it): this keeps the command in the foreground.
+  const keepAlive = setInterval(() => undefined, 1 << 30);
+  const stop = () => {
+    clearInterval(keepAlive);
+    void bridge.stop(true).then(() => process.exit(0));
+  };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 }
