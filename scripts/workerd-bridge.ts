@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -45,6 +45,8 @@ export interface WorkerdBridge {
   readonly stateDir: string;
   readonly adminSecret: string;
   readonly joinSecret: string;
+  /** The workerd process serving the Worker (for CPU figures), or the wrangler process when not found. */
+  workerdPid(): number;
   /** Stops workerd; the state directory stays (unless it was a temporary one and `keepState` is false). */
   stop(keepState?: boolean): Promise<void>;
   /** Stops and starts again on the same port and state (a bridge restart). */
@@ -140,6 +142,20 @@ export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Pr
     stateDir,
     adminSecret,
     joinSecret,
+    workerdPid() {
+      for (const entry of readdirSync('/proc')) {
+        if (!/^\d+$/.test(entry)) continue;
+        try {
+          const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+          const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+          const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+          if (comm === 'workerd' && pgrp === child.pid) return Number(entry);
+        } catch {
+          // gone meanwhile
+        }
+      }
+      return child.pid!;
+    },
     async stop(keepState = !temporary) {
       process.off('exit', kill);
       if (child.exitCode === null) {

@@ -5,6 +5,7 @@
  * - minimal:  load client ⇄ a 20-line ws forwarder (pairs two connections) ⇄ echo peer
  * - minimal+heap (control): the same forwarder in a process that loaded the bridge's modules
  * - bridge:   load client (signed-in client) ⇄ hostadm bridge ⇄ echo peer (signed-in agent)
+ * - workers bridge: the same through the Workers bridge in local workerd (`wrangler dev`)
  * - bridge+hsc1: the same, with the hsc1 secure channel end to end: the load client and the echo
  *   agent do the real handshake through the bridge, then every payload is sealed by its sender and
  *   opened by its receiver (the echo agent opens each frame and sends the plaintext back resealed)
@@ -23,6 +24,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket, { WebSocketServer } from 'ws';
+import { issueJoinToken } from '@hostadm/bridge/relay/join-token.ts';
+import { startWorkerdBridge } from '../../scripts/workerd-bridge.ts';
 import {
   bridgeSignIn,
   clientChannel,
@@ -187,6 +190,16 @@ async function parent(): Promise<void> {
     if (!secureAgentId || secureOffer.length !== 1) throw new Error(`the bridge offered ${JSON.stringify(secureOffer)} to the hsc1 client`);
     const channel = await clientChannel(viaBridgeSecure, secureAgentId, secureKey, hostPublicRaw);
 
+    // the Workers bridge in local workerd (wrangler dev): its own agent and client, like the bridge row
+    const workers = await startWorkerdBridge();
+    const workersUrl = `ws://127.0.0.1:${workers.port}/relay`;
+    const workersToken = async (kind: 'agent' | 'client') => (await issueJoinToken(new TextEncoder().encode(workers.joinSecret), { kind, ttlSeconds: 600 }, Date.now())).token;
+    const workersKey = makeKey('rsa');
+    await spawn('echo-peer', [workersUrl, await workersToken('agent'), workersKey.md5]).next();
+    const { ws: viaWorkers, offer: workersOffer } = await bridgeSignIn(workersUrl, 'client', workersKey, await workersToken('client'), [workersKey.md5]);
+    const workersAgentId = workersOffer[0];
+    if (!workersAgentId) throw new Error('the Workers bridge did not offer the echo agent');
+
     // The same bytes on every path: direct and minimal carry a dummy first line as long as the bridge's.
     const dummy = 'agent-00000000-0000-0000-0000-000000000000';
     const paths: Array<{ name: string; link: (size: number) => Link; pid: number; frames: number; unloaded: boolean }> = [
@@ -194,6 +207,7 @@ async function parent(): Promise<void> {
       { name: 'minimal relay', link: (size) => plainLink(minimal, dummy, size), pid: minimalChild.proc.pid!, frames: 2, unloaded: true },
       { name: 'minimal+heap†', link: (size) => plainLink(heavy, dummy, size), pid: heavyChild.proc.pid!, frames: 2, unloaded: false },
       { name: 'bridge', link: (size) => plainLink(viaBridge, agentId, size), pid: bridge.proc.pid!, frames: 2, unloaded: true },
+      { name: 'workers bridge§', link: (size) => plainLink(viaWorkers, workersAgentId, size), pid: workers.workerdPid(), frames: 2, unloaded: true },
       { name: 'bridge+hsc1‡', link: (size) => secureLink(viaBridgeSecure, secureAgentId, size, channel), pid: bridge.proc.pid!, frames: 2, unloaded: true },
     ];
     const results = new Map<string, Cell[]>();
@@ -231,6 +245,7 @@ async function parent(): Promise<void> {
     }
     console.log('* CPU of the relay process per frame it forwards (direct: of the echo server per frame it echoes), from /proc');
     console.log("† the minimal relay in a process that loaded the bridge's modules (same heap as the bridge): a control, not a target");
+    console.log('§ the same bridge on Cloudflare Workers in local workerd (wrangler dev, one Durable Object hub; CPU: the workerd process)');
     console.log('‡ payload sealed by the load client, opened and resealed by the echo agent, opened again (size and MB/s: plaintext; on the wire base64 makes it 4/3)');
     let throughputMet = true;
     for (const size of SIZES) {
@@ -245,6 +260,16 @@ async function parent(): Promise<void> {
         `ratio bridge/minimal at ${label} × ${INFLIGHT}: msg/s ${ratio.toFixed(2)}×, RTT p50 ${(b.p50 / m.p50).toFixed(2)}×, p99 ${(b.p99 / m.p99).toFixed(2)}×, ` +
           `CPU per frame ${(b.cpuPerFrame / m.cpuPerFrame).toFixed(2)}×   (bridge/direct msg/s ${(b.msgsPerSec / d.msgsPerSec).toFixed(2)}×; ` +
           `bridge/minimal+heap† msg/s ${(b.msgsPerSec / h.msgsPerSec).toFixed(2)}×, CPU ${(b.cpuPerFrame / h.cpuPerFrame).toFixed(2)}×)`,
+      );
+    }
+    for (const [size, inflight] of [...SIZES.map((z) => [z, INFLIGHT]), [200, 1]] as Array<[number, number]>) {
+      const w = summary.get(`workers bridge§|${size}|${inflight}`)!;
+      const b = summary.get(`bridge|${size}|${inflight}`)!;
+      const m = summary.get(`minimal relay|${size}|${inflight}`)!;
+      const label = size >= 1024 ? `${size / 1024} KiB` : `${size} B`;
+      console.log(
+        `ratio workers bridge at ${label} × ${inflight}: to Node bridge msg/s ${(w.msgsPerSec / b.msgsPerSec).toFixed(2)}×, RTT p50 ${(w.p50 / b.p50).toFixed(2)}×, p99 ${(w.p99 / b.p99).toFixed(2)}×; ` +
+          `to minimal relay msg/s ${(w.msgsPerSec / m.msgsPerSec).toFixed(2)}×`,
       );
     }
     const bl = summary.get('bridge|200|1')!;
@@ -262,7 +287,8 @@ async function parent(): Promise<void> {
     }
     const stats = await bridge.ask<{ metrics: { drops: Record<string, number>; frames_relayed: number } }>({ cmd: 'mem' });
     console.log(`bridge counters: ${stats.metrics.frames_relayed} frames relayed, drops ${JSON.stringify(stats.metrics.drops)}`);
-    for (const ws of [direct, minimal, heavy, viaBridge, viaBridgeSecure]) ws.terminate();
+    for (const ws of [direct, minimal, heavy, viaBridge, viaBridgeSecure, viaWorkers]) ws.terminate();
+    await workers.stop();
 
     // ---- memory per idle agent
     const tokens = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: IDLE_AGENTS + WARM_AGENTS })).tokens;
