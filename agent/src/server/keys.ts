@@ -25,6 +25,11 @@ export function md5OfPem(pem: string): string {
 /** Parses `pub_key` (base64 of PEM key or certificate) and refuses weak or unknown key types. */
 export function parsePublicKey(pubKeyB64: string): ParsedKey {
   const pem = Buffer.from(pubKeyB64.replace(/\s+/g, ''), 'base64').toString('utf8');
+  // createPublicKey would derive a public key from a private one: a private key sent here is a
+  // mistake (it has left the client), and the bridge refuses it too.
+  if (pem.includes('PRIVATE KEY')) {
+    throw badRequest('pub_key: this is a private key; send the public key (or certificate) only', [{ field: 'pub_key', message: 'private key given' }]);
+  }
   let key: KeyObject;
   try {
     key = pem.includes('BEGIN CERTIFICATE') ? new X509Certificate(pem).publicKey : createPublicKey(pem);

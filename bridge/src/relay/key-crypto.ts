@@ -36,6 +36,10 @@ type PublicKey = { algorithm: 'rsa'; n: string; e: string } | { algorithm: 'ed25
 export class PortableKeyCrypto implements KeyCrypto {
   parsePublicKey(pubKeyB64: string): ParsedPublicKey {
     const text = base64Lenient(pubKeyB64);
+    // As the agent: a private key sent as pub_key is a mistake worth naming, not a key to derive from.
+    if (text.includes('PRIVATE KEY')) {
+      throw badRequest('pub_key: this is a private key; send the public key (or certificate) only', [{ field: 'pub_key', message: 'private key given' }]);
+    }
     // The agent's own test: any certificate marker sends the whole input down the X.509 path.
     const isCert = text.includes('BEGIN CERTIFICATE');
     let key: PublicKey;
