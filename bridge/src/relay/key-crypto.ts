@@ -79,7 +79,7 @@ export class PortableKeyCrypto implements KeyCrypto {
       const parsed = fromSpki(der(block.der));
       if ('unsupported' in parsed) return false;
       const data = new TextEncoder().encode(message);
-      const subtle = globalThis.crypto.subtle;
+      const subtle = crypto.subtle;
       if (parsed.algorithm === 'ed25519') {
         if (form !== 'signature') return false;
         const cryptoKey = await subtle.importKey('spki', bytes(block.der), { name: 'Ed25519' }, false, ['verify']);

@@ -45,6 +45,7 @@ const COUNTERS = 'counters';
 const REVOCATIONS_READ = 'revocations-read';
 const CLOCK_OFFSET = 'test:clock-offset';
 const CONFIG_OVERRIDES = 'test:config';
+const ALARMS_ON = 'test:alarms';
 
 export class RelayHub extends DurableObject<BridgeEnv> {
   relay: Relay;
@@ -103,6 +104,13 @@ export class RelayHub extends DurableObject<BridgeEnv> {
   advanceClock(seconds: number): void {
     const kv = this.ctx.storage.kv;
     kv.put(CLOCK_OFFSET, (kv.get<number>(CLOCK_OFFSET) ?? 0) + seconds * 1000);
+  }
+
+  /** Tests: lets alarms run the sweep on their own (off by default under test hooks). */
+  setAlarms(on: boolean): void {
+    this.ctx.storage.kv.put(ALARMS_ON, on);
+    this.alarmAt = null;
+    if (on) this.scheduleAlarm();
   }
 
   /** Applies test config overrides; only before any peer connected (the relay is rebuilt). */
@@ -263,6 +271,8 @@ export class RelayHub extends DurableObject<BridgeEnv> {
    * the revocation re-read while anyone is connected. An idle hub sleeps between re-reads.
    */
   private scheduleAlarm(): void {
+    // Tests drive the sweep themselves (as on Node), unless they turned alarms on.
+    if (this.testHooks && !this.ctx.storage.kv.get<boolean>(ALARMS_ON)) return;
     const c = this.relay.config;
     const now = this.relay.clock.now();
     let next = Number.POSITIVE_INFINITY;

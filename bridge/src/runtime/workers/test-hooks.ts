@@ -2,7 +2,8 @@
  * @module Test-only routes of a hub, mounted only when `HOSTADM_TEST_HOOKS` is "1" (never in the
  * shipped wrangler configuration). They give the shared bridge tests on workerd what the Node
  * harness has in-process: a manual clock, a sweep on demand, per-hub config overrides, and a way to
- * force the wake-up path (drop the heap, revive from attachments and storage).
+ * force the wake-up path (drop the heap, revive from attachments and storage). Alarms (the
+ * automatic sweep) are off until `/__test/alarms {on: true}`, as the Node harness sweeps by hand.
  */
 import type { Hono } from 'hono';
 import type { RelayConfigOverrides } from '../../relay/config.ts';
@@ -30,6 +31,13 @@ export function testRoutes(app: Hono<{ Bindings: BridgeEnv }>, hub: RelayHub): v
   app.post('/__test/config', async (c) => {
     const overrides = await c.req.json<RelayConfigOverrides>();
     if (!hub.reconfigure(overrides)) return c.json({ error: 'peers are connected: configure a hub before using it' }, 409);
+    return c.json({ ok: true });
+  });
+
+  app.post('/__test/alarms', async (c) => {
+    const { on } = await c.req.json<{ on: boolean }>();
+    if (typeof on !== 'boolean') return c.json({ error: 'on: boolean' }, 400);
+    hub.setAlarms(on);
     return c.json({ ok: true });
   });
 
