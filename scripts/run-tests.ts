@@ -26,40 +26,54 @@ const isWorkersTest = (f: string) => f.endsWith('.workers.test.ts');
 const nodeFiles = files.filter((f) => !isWorkersTest(f));
 const workersFiles = files.filter(isWorkersTest);
 const dir = mkdtempSync(join(tmpdir(), 'hostadm-tap-'));
-const tapFile = join(dir, 'report.tap');
-// With no files, node --test would fall back to its own default patterns: skip it instead.
-const run = nodeFiles.length === 0 ? null : spawnSync(
-  node,
-  [
-    '--disable-warning=ExperimentalWarning',
-    '--test',
-    '--test-concurrency=3',
-    '--test-timeout=120000',
-    '--test-reporter=spec',
-    '--test-reporter-destination=stdout',
-    '--test-reporter=tap',
-    `--test-reporter-destination=${tapFile}`,
-    ...nodeFiles,
-  ],
-  { stdio: 'inherit', cwd: root, env: { ...process.env, NODE_ENV: 'test' } },
-);
-const tap = existsSync(tapFile) ? readFileSync(tapFile, 'utf8') : '';
-const count = (label: string) => Number(new RegExp(`^# ${label} (\\d+)$`, 'm').exec(tap)?.[1] ?? 0);
-let passed = count('pass');
-let failed = count('fail') + count('cancelled');
-let skipped = count('skipped') + count('todo');
-let ok = run === null || run.status === 0;
-
-if (workersFiles.length > 0) {
-  const workers = runWorkersTests(workersFiles);
-  passed += workers.passed;
-  failed += workers.failed;
-  skipped += workers.skipped;
-  ok &&= workers.ok;
+const totals = { passed: 0, failed: 0, skipped: 0, ok: true };
+const add = (r: { passed: number; failed: number; skipped: number; ok: boolean }) => {
+  totals.passed += r.passed;
+  totals.failed += r.failed;
+  totals.skipped += r.skipped;
+  totals.ok &&= r.ok;
+};
+add(runNodeTests(nodeFiles, 'node', {}));
+// The bridge's conformance and end-to-end tests once more against the Workers bridge in workerd
+// (test/bridge/helpers.ts starts `wrangler dev` per test process and gives each test its own hub).
+// (core.test.ts tests the relay core in-process, with no bridge to switch.)
+const bridgeConformance = nodeFiles.filter((f) => /^test\/(bridge|e2e)\/[^/]+\.test\.ts$/.test(f) && !f.endsWith('/core.test.ts'));
+if (bridgeConformance.length > 0) {
+  console.log(`\n# bridge and e2e tests against the Workers bridge (workerd, ${bridgeConformance.length} files)`);
+  add(runNodeTests(bridgeConformance, 'workers', { HOSTADM_BRIDGE_RUNTIME: 'workers' }));
 }
+
+if (workersFiles.length > 0) add(runWorkersTests(workersFiles));
 rmSync(dir, { recursive: true, force: true });
+const { passed, failed, skipped, ok } = totals;
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(ok && failed === 0 && passed > 0 ? 0 : 1);
+
+/** node --test over `selected`, counted from its TAP report. */
+function runNodeTests(selected: string[], label: string, env: Record<string, string>): { passed: number; failed: number; skipped: number; ok: boolean } {
+  // With no files, node --test would fall back to its own default patterns: skip it instead.
+  if (selected.length === 0) return { passed: 0, failed: 0, skipped: 0, ok: true };
+  const tapFile = join(dir, `${label}.tap`);
+  const run = spawnSync(
+    node,
+    [
+      '--disable-warning=ExperimentalWarning',
+      '--test',
+      '--test-concurrency=3',
+      '--test-timeout=120000',
+      '--test-force-exit',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tapFile}`,
+      ...selected,
+    ],
+    { stdio: 'inherit', cwd: root, env: { ...process.env, NODE_ENV: 'test', ...env } },
+  );
+  const tap = existsSync(tapFile) ? readFileSync(tapFile, 'utf8') : '';
+  const count = (name: string) => Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(tap)?.[1] ?? 0);
+  return { passed: count('pass'), failed: count('fail') + count('cancelled'), skipped: count('skipped') + count('todo'), ok: run.status === 0 };
+}
 
 /**
  * vitest in the bridge workspace (bridge/vitest.config.ts: workerd through @cloudflare/vitest-plugin),

@@ -164,7 +164,7 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];
     this.ctx.acceptWebSocket(server);
-    const peer = this.relay.open(new DurableObjectPeerSocket(server), address);
+    const peer = this.relay.open(this.socketFor(server), address);
     const sid = crypto.randomUUID();
     this.bySocket.set(server, peer);
     this.sids.set(peer, sid);
@@ -177,7 +177,12 @@ export class RelayHub extends DurableObject<BridgeEnv> {
 
   private revive(): void {
     for (const ws of this.ctx.getWebSockets()) {
-      if (!this.reviveSocket(ws)) ws.close(1011, 'bridge state lost');
+      if (this.reviveSocket(ws)) continue;
+      try {
+        ws.close(1011, 'bridge state lost');
+      } catch {
+        // Already closing (the relay closed it and dropped its state).
+      }
     }
     this.relay.restored();
   }
@@ -186,10 +191,27 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     const attachment = ws.deserializeAttachment() as Attachment | null;
     if (!attachment) return undefined;
     const keys = this.ctx.storage.kv.get<string[]>(KEYS_PREFIX + attachment.sid) ?? [];
-    const peer = this.relay.restore(new DurableObjectPeerSocket(ws), attachment.peer, keys);
+    const peer = this.relay.restore(this.socketFor(ws), attachment.peer, keys);
     this.bySocket.set(ws, peer);
     this.sids.set(peer, attachment.sid);
     return peer;
+  }
+
+  /**
+   * A socket the relay closes (4003, 4009, 1009, ...) forgets its saved state at once: should the hub
+   * sleep before the close completes, waking for it must not revive the peer (and re-announce).
+   */
+  private socketFor(ws: WebSocket): DurableObjectPeerSocket {
+    return new DurableObjectPeerSocket(ws, () => {
+      const peer = this.bySocket.get(ws);
+      const sid = peer && this.sids.get(peer);
+      if (sid) this.ctx.storage.kv.delete(KEYS_PREFIX + sid);
+      try {
+        ws.serializeAttachment(null);
+      } catch {
+        // Closed already.
+      }
+    });
   }
 
   /** The peer of a socket, reviving the whole hub when this socket is unknown (should not happen). */

@@ -14,8 +14,12 @@ export class DurableObjectPeerSocket implements PeerSocket {
   readonly ws: WebSocket;
   readonly bufferedAmount = 0;
 
-  constructor(ws: WebSocket) {
+  /** Called when the relay closes the socket, before the close completes (the hub drops its saved state). */
+  private readonly onRelayClose: (() => void) | null;
+
+  constructor(ws: WebSocket, onRelayClose?: () => void) {
     this.ws = ws;
+    this.onRelayClose = onRelayClose ?? null;
   }
 
   /** Always a text frame: frames arrive here as strings, but bytes are decoded rather than sent binary. */
@@ -28,6 +32,7 @@ export class DurableObjectPeerSocket implements PeerSocket {
   }
 
   close(code: number, reason: string): void {
+    this.onRelayClose?.();
     try {
       this.ws.close(code, reason);
     } catch {
