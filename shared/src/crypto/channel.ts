@@ -14,7 +14,8 @@
  * arrival order decides the reason. Any failure kills the channel: every later or still pending call
  * rejects with reason `closed`.
  */
-import { fromBase64Loose, fromBase64LooseInto, subtle, toBase64, utf8Decode, utf8Encode, utf8EncodeInto, type CryptoKey } from './subtle.ts';
+import { importAeadKey, type AeadKey } from './aead.ts';
+import { fromBase64Loose, fromBase64LooseInto, toBase64, utf8Decode, utf8Encode, utf8EncodeInto } from './subtle.ts';
 import { LABEL_TRANSCRIPT, SIZES, type SessionSecrets } from './transcript.ts';
 import { LIMITS } from '../protocol/limits.ts';
 
@@ -49,10 +50,12 @@ export class ChannelError extends Error {
 export interface ChannelOptions {
   /** Envelopes larger than this (UTF-8 bytes) are refused by `seal` with a RangeError. */
   maxPlaintextBytes?: number;
+  /** AES-GCM engine: `auto` (node:crypto where the runtime has it, else WebCrypto; see aead.ts) or `webcrypto`. */
+  engine?: 'auto' | 'webcrypto';
 }
 
 interface Direction {
-  key: CryptoKey;
+  key: AeadKey;
   /** "hostadm-hsc1" ‖ sid ‖ direction; the seq is appended per frame. */
   aadPrefix: Uint8Array;
 }
@@ -93,16 +96,17 @@ function aadPrefix(sid: Uint8Array, direction: number): Uint8Array {
   return out;
 }
 
-async function importAesKey(raw: Uint8Array, usage: 'encrypt' | 'decrypt'): Promise<CryptoKey> {
+async function importAesKey(raw: Uint8Array, usage: 'encrypt' | 'decrypt', engine: 'auto' | 'webcrypto'): Promise<AeadKey> {
   if (raw.length !== SIZES.key) throw new RangeError('an hsc1 direction key is 32 bytes');
-  return subtle().importKey('raw', raw, { name: 'AES-GCM' }, false, [usage]);
+  return importAeadKey(raw, usage, engine);
 }
 
 const settled = () => undefined;
 
 /**
  * The input of every encrypt/decrypt is staged in a reusable buffer (one for sealing, one for opening,
- * shared by all channels; JS is single-threaded and nothing awaits in between): WebCrypto takes a
+ * shared by all channels; JS is single-threaded and nothing awaits in between): both AEAD engines are
+ * done with their input when `seal()`/`open()` return (node:crypto works inline; WebCrypto takes a
  * copy of its input before `encrypt()`/`decrypt()` return (WebCrypto spec: "get a copy of the bytes
  * held by the data parameter" is a method step, before the work goes in parallel), and at 16 KiB
  * allocating a fresh buffer per frame cost more CPU than the encoding itself. Inputs that could need
@@ -153,8 +157,8 @@ export class SecureChannel {
     if (secrets.sid.length !== SIZES.sid) throw new RangeError('an hsc1 sid is 16 bytes');
     const client = role === 'client';
     const [outKey, inKey] = await Promise.all([
-      importAesKey(client ? secrets.kC2a : secrets.kA2c, 'encrypt'),
-      importAesKey(client ? secrets.kA2c : secrets.kC2a, 'decrypt'),
+      importAesKey(client ? secrets.kC2a : secrets.kA2c, 'encrypt', options.engine ?? 'auto'),
+      importAesKey(client ? secrets.kA2c : secrets.kC2a, 'decrypt', options.engine ?? 'auto'),
     ]);
     const outDir = client ? DIRECTION_C2A : DIRECTION_A2C;
     const inDir = client ? DIRECTION_A2C : DIRECTION_C2A;
@@ -187,9 +191,9 @@ export class SecureChannel {
     }
     if (this.sendSeq >= Number.MAX_SAFE_INTEGER) return Promise.reject(this.fail('closed', 'send sequence exhausted'));
     const seq = this.sendSeq++;
-    const sealed = subtle()
-      .encrypt({ name: 'AES-GCM', iv: nonceFor(seq), additionalData: aadFor(this.outbound, seq), tagLength: 128 }, this.outbound.key, plain)
-      .then((ct): Opened => ({ ok: true, plain: new Uint8Array(ct) }), (cause: unknown): Opened => ({ ok: false, cause }));
+    const sealed = this.outbound.key
+      .seal(nonceFor(seq), aadFor(this.outbound, seq), plain)
+      .then((ct): Opened => ({ ok: true, plain: ct }), (cause: unknown): Opened => ({ ok: false, cause }));
     const result = this.sendTail.then(async () => {
       const r = await sealed;
       if (this.failure) throw this.closedError();
@@ -223,9 +227,9 @@ export class SecureChannel {
     }
     // Decrypt at once (speculatively) so that frames in flight overlap; judge them in order below.
     const opening: Promise<Opened> | null = parsed
-      ? subtle()
-          .decrypt({ name: 'AES-GCM', iv: nonceFor(parsed.seq), additionalData: aadFor(this.inbound, parsed.seq), tagLength: 128 }, this.inbound.key, parsed.sealed)
-          .then((pt): Opened => ({ ok: true, plain: new Uint8Array(pt) }), (cause: unknown): Opened => ({ ok: false, cause }))
+      ? this.inbound.key
+          .open(nonceFor(parsed.seq), aadFor(this.inbound, parsed.seq), parsed.sealed)
+          .then((pt): Opened => ({ ok: true, plain: pt }), (cause: unknown): Opened => ({ ok: false, cause }))
       : null;
     const result = this.recvTail.then(async () => {
       if (this.failure) throw this.closedError();

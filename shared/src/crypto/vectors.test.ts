@@ -93,12 +93,19 @@ test('hsc1 test vectors', async () => {
   assert.equal(createHash('sha256').update(clientSignedMessage(T, IN.testString)).digest('hex'), OUT.c2MessageSha256);
 
   const copy = () => ({ kC2a: fromHex(OUT.kC2a), kA2c: fromHex(OUT.kA2c), sid: fromHex(OUT.sid) });
-  const sealers = { c2a: await SecureChannel.create('client', copy()), a2c: await SecureChannel.create('agent', copy()) };
-  const openers = { c2a: await SecureChannel.create('agent', copy()), a2c: await SecureChannel.create('client', copy()) };
+  // Each AES-GCM engine (aead.ts) seals the vectors byte for byte, and opens the other's frames.
+  const channels = async (engine: 'auto' | 'webcrypto') => ({
+    sealers: { c2a: await SecureChannel.create('client', copy(), { engine }), a2c: await SecureChannel.create('agent', copy(), { engine }) },
+    openers: { c2a: await SecureChannel.create('agent', copy(), { engine }), a2c: await SecureChannel.create('client', copy(), { engine }) },
+  });
+  const native = await channels('auto');
+  const web = await channels('webcrypto');
   for (const [i, f] of IN.frames.entries()) {
-    const frame = await sealers[f.dir].seal(f.plain);
+    const frame = await native.sealers[f.dir].seal(f.plain);
     assert.equal(frame, OUT.frames[i]);
-    assert.equal(await openers[f.dir].open(frame), f.plain);
+    assert.equal(await web.sealers[f.dir].seal(f.plain), OUT.frames[i], 'WebCrypto engine');
+    assert.equal(await native.openers[f.dir].open(frame), f.plain);
+    assert.equal(await web.openers[f.dir].open(frame), f.plain, 'WebCrypto engine');
     // Independently: AES-256-GCM, nonce 0000‖seq, AAD "hostadm-hsc1"‖sid‖direction‖seq.
     const seq = Buffer.alloc(8);
     seq.writeBigUInt64BE(BigInt(f.seq));

@@ -1,0 +1,126 @@
+/**
+ * @module The hsc1 channel's AES-256-GCM, one interface with two engines chosen at key import:
+ *
+ * - WebCrypto (`crypto.subtle`): browsers, Cloudflare Workers, and any runtime without the next one;
+ * - `node:crypto` with a KeyObject, where the runtime offers `process.getBuiltinModule` (Node ≥ 22):
+ *   Node's WebCrypto spends ~30 µs of main-thread time per call (argument checks, a copy, a thread-pool
+ *   hop) against ~10 µs of AES at 16 KiB, which capped a channel below 500 MB/s per side; a
+ *   KeyObject-keyed cipher does the same AES-GCM inline (a raw Buffer key costs Node 24 a thrown and
+ *   caught error per call, hence KeyObject). test/bench/crypto.bench.ts measures both.
+ *
+ * Both produce the same bytes (ciphertext ‖ 16-byte tag) for the same key, nonce and AAD: the test
+ * vectors run against each engine. `HOSTADM_HSC1_ENGINE=webcrypto` forces WebCrypto on Node.
+ */
+import { subtle, type CryptoKey } from './subtle.ts';
+
+export interface AeadKey {
+  readonly engine: 'webcrypto' | 'node';
+  /** ciphertext ‖ tag; the input may be reused by the caller as soon as this returns. */
+  seal(iv: Uint8Array, aad: Uint8Array, plain: Uint8Array): Promise<Uint8Array>;
+  /** Rejects when authentication fails; the input may be reused as soon as this returns. */
+  open(iv: Uint8Array, aad: Uint8Array, sealed: Uint8Array): Promise<Uint8Array>;
+}
+
+const TAG_BYTES = 16;
+
+/** The members of `node:crypto` used here (shared compiles without Node types). */
+interface NodeCipher {
+  setAAD(aad: Uint8Array): unknown;
+  update(data: Uint8Array): Uint8Array;
+  final(): Uint8Array;
+  getAuthTag(): Uint8Array;
+  setAuthTag(tag: Uint8Array): unknown;
+}
+
+interface NodeCrypto {
+  createSecretKey(key: Uint8Array): object;
+  createCipheriv(algorithm: 'aes-256-gcm', key: object, iv: Uint8Array, options: { authTagLength: 16 }): NodeCipher;
+  createDecipheriv(algorithm: 'aes-256-gcm', key: object, iv: Uint8Array, options: { authTagLength: 16 }): NodeCipher;
+}
+
+interface NodeProcess {
+  getBuiltinModule?(id: 'node:crypto'): NodeCrypto | undefined;
+  env?: Record<string, string | undefined>;
+}
+
+function nodeCrypto(): NodeCrypto | null {
+  const proc = (globalThis as { process?: NodeProcess }).process;
+  if (typeof proc?.getBuiltinModule !== 'function' || proc.env?.HOSTADM_HSC1_ENGINE === 'webcrypto') return null;
+  try {
+    const c = proc.getBuiltinModule('node:crypto');
+    return c && typeof c.createCipheriv === 'function' && typeof c.createSecretKey === 'function' ? c : null;
+  } catch {
+    return null;
+  }
+}
+
+function joined(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+class NodeAeadKey implements AeadKey {
+  readonly engine = 'node';
+  private readonly c: NodeCrypto;
+  private readonly key: object;
+
+  constructor(c: NodeCrypto, raw: Uint8Array) {
+    this.c = c;
+    this.key = c.createSecretKey(raw);
+  }
+
+  seal(iv: Uint8Array, aad: Uint8Array, plain: Uint8Array): Promise<Uint8Array> {
+    try {
+      const cipher = this.c.createCipheriv('aes-256-gcm', this.key, iv, { authTagLength: TAG_BYTES });
+      cipher.setAAD(aad);
+      const body = cipher.update(plain);
+      cipher.final();
+      return Promise.resolve(joined(body, cipher.getAuthTag()));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  open(iv: Uint8Array, aad: Uint8Array, sealed: Uint8Array): Promise<Uint8Array> {
+    try {
+      if (sealed.length < TAG_BYTES) throw new Error('sealed data shorter than the tag');
+      const decipher = this.c.createDecipheriv('aes-256-gcm', this.key, iv, { authTagLength: TAG_BYTES });
+      decipher.setAAD(aad);
+      decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+      const plain = decipher.update(sealed.subarray(0, sealed.length - TAG_BYTES));
+      decipher.final(); // throws when the tag does not match
+      return Promise.resolve(plain);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+}
+
+class WebCryptoAeadKey implements AeadKey {
+  readonly engine = 'webcrypto';
+  private readonly key: CryptoKey;
+
+  constructor(key: CryptoKey) {
+    this.key = key;
+  }
+
+  async seal(iv: Uint8Array, aad: Uint8Array, plain: Uint8Array): Promise<Uint8Array> {
+    return new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv, additionalData: aad, tagLength: 128 }, this.key, plain));
+  }
+
+  async open(iv: Uint8Array, aad: Uint8Array, sealed: Uint8Array): Promise<Uint8Array> {
+    return new Uint8Array(await subtle().decrypt({ name: 'AES-GCM', iv, additionalData: aad, tagLength: 128 }, this.key, sealed));
+  }
+}
+
+/**
+ * Imports a 32-byte AES-256-GCM key for one use. WebCrypto keys are non-extractable and limited to
+ * that use; a Node KeyObject lives in the same process either way.
+ */
+export async function importAeadKey(raw: Uint8Array, usage: 'encrypt' | 'decrypt', engine: 'auto' | 'webcrypto' = 'auto'): Promise<AeadKey> {
+  const c = engine === 'auto' ? nodeCrypto() : null;
+  if (c) return new NodeAeadKey(c, raw);
+  return new WebCryptoAeadKey(await subtle().importKey('raw', raw, { name: 'AES-GCM' }, false, [usage]));
+}
