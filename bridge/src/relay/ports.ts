@@ -4,10 +4,11 @@
  * through these types (Hono's conninfo pattern: one port here, one same-named file per runtime).
  *
  * What each runtime provides:
- * - Node (`runtime/node/`): `ws` sockets, better-sqlite3 through Drizzle, `node:crypto`, a
- *   1-second interval that calls `Relay.sweep()`.
- * - Workers (later): the Durable Object's WebSockets, D1 through Drizzle, `node:crypto` under
- *   `nodejs_compat` (or WebCrypto), an alarm that calls `Relay.sweep()`.
+ * - Node (`runtime/node/`): `ws` sockets, better-sqlite3 through Drizzle, a 1-second interval that
+ *   calls `Relay.sweep()`.
+ * - Workers (`runtime/workers/`): the Durable Object's hibernatable WebSockets, D1 through Drizzle,
+ *   an alarm that calls `Relay.sweep()` when it has work, and `persist`/`restore` across hibernation.
+ * Both use the one KeyCrypto in `key-crypto.ts` (WebCrypto + forge's ASN.1 and MD5).
  */
 
 export type PeerKind = 'agent' | 'client';
