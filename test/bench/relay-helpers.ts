@@ -95,9 +95,21 @@ export interface Child {
   ask<T>(msg: unknown): Promise<T>;
 }
 
-/** Forks `script` with a role; its IPC messages are queued for `next`. */
-export function spawnRole(script: string, role: string, args: string[] = []): Child {
-  const proc = fork(script, [role, ...args], { execArgv: ['--expose-gc', '--disable-warning=ExperimentalWarning'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+/**
+ * The V8 flags that client/bin/hostadm starts Node with (its `v8_flags="…"` line), so the bench's
+ * bridge runs as `hostadm bridge` does.
+ */
+export function launcherV8Flags(): string[] {
+  const launcher = readFileSync(new URL('../../client/bin/hostadm', import.meta.url), 'utf8');
+  const line = /^v8_flags="([^"]*)"$/m.exec(launcher);
+  if (!line) throw new Error('client/bin/hostadm has no v8_flags="…" line: the bench would not start the bridge as hostadm does');
+  return line[1]!.split(' ').filter(Boolean);
+}
+
+/** Forks `script` with a role; its IPC messages are queued for `next`. `nodeFlags` go before the script. */
+export function spawnRole(script: string, role: string, args: string[] = [], nodeFlags: string[] = []): Child {
+  const execArgv = ['--expose-gc', '--disable-warning=ExperimentalWarning', ...nodeFlags];
+  const proc = fork(script, [role, ...args], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const queue: unknown[] = [];
   const waiters: Array<(m: unknown) => void> = [];
   proc.on('message', (m) => (waiters.length > 0 ? waiters.shift()!(m) : queue.push(m)));

@@ -3,7 +3,8 @@
  *
  * - direct:   load client ⇄ ws echo server
  * - minimal:  load client ⇄ a 20-line ws forwarder (pairs two connections) ⇄ echo peer
- * - minimal+heap (control): the same forwarder in a process that loaded the bridge's modules
+ * - minimal+heap (control): the same forwarder in a process that loaded the bridge's modules, with
+ *   the V8 flags the bridge gets from client/bin/hostadm
  * - bridge:   load client (signed-in client) ⇄ hostadm bridge ⇄ echo peer (signed-in agent)
  * - workers bridge: the same through the Workers bridge in local workerd (`wrangler dev`)
  * - bridge+hsc1: the same, with the hsc1 secure channel end to end: the load client and the echo
@@ -16,7 +17,10 @@
  * the median is reported. Then the bridge's memory per idle, signed-in agent connection (RSS and heap
  * after gc, N agents), with a bare ws server measured the same way for reference.
  *
- * Env: BENCH_ROUNDS (3), BENCH_WINDOW_MS (1500), BENCH_INFLIGHT (64), BENCH_SIZES (200,16384), BENCH_IDLE_AGENTS (500).
+ * The bridge process starts with the V8 flags of client/bin/hostadm, as `hostadm bridge` does.
+ *
+ * Env: BENCH_ROUNDS (3), BENCH_WINDOW_MS (1500), BENCH_INFLIGHT (64), BENCH_SIZES (200,16384), BENCH_IDLE_AGENTS (500),
+ * BENCH_SKIP_WORKERS=1 (leaves out the Workers bridge row, which takes ~15 s to start).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -28,6 +32,7 @@ import { issueJoinToken } from '@hostadm/bridge/relay/join-token.ts';
 import { startWorkerdBridge } from '../../scripts/workerd-bridge.ts';
 import {
   bridgeSignIn,
+  launcherV8Flags,
   clientChannel,
   echoAgentChannel,
   makeKey,
@@ -49,6 +54,7 @@ const INFLIGHT = Number(process.env.BENCH_INFLIGHT ?? 64);
 const IDLE_AGENTS = Number(process.env.BENCH_IDLE_AGENTS ?? 500);
 const WARM_AGENTS = 100;
 const SIZES = (process.env.BENCH_SIZES ?? '200,16384').split(',').map(Number);
+const WORKERS = process.env.BENCH_SKIP_WORKERS !== '1';
 const self = fileURLToPath(import.meta.url);
 
 // ---------------------------------------------------------------- child roles
@@ -146,8 +152,9 @@ function hasBufferUtil(): boolean {
 async function parent(): Promise<void> {
   const started = performance.now();
   const children: Child[] = [];
-  const spawn = (role: string, args?: string[]) => {
-    const c = spawnRole(self, role, args);
+  const bridgeFlags = launcherV8Flags();
+  const spawn = (role: string, args?: string[], nodeFlags?: string[]) => {
+    const c = spawnRole(self, role, args, nodeFlags);
     children.push(c);
     return c;
   };
@@ -163,13 +170,13 @@ async function parent(): Promise<void> {
     const minimalUrl = `ws://127.0.0.1:${minimalPort}`;
     await spawn('echo-peer', [minimalUrl]).next();
     const minimal = await open(minimalUrl);
-    const heavyChild = spawn('minimal-relay', ['with-bridge-heap']);
+    const heavyChild = spawn('minimal-relay', ['with-bridge-heap'], bridgeFlags);
     const heavyUrl = `ws://127.0.0.1:${(await heavyChild.next<{ port: number }>()).port}`;
     await spawn('echo-peer', [heavyUrl]).next();
     const heavy = await open(heavyUrl);
 
     // bridge
-    const bridge = spawn('bridge');
+    const bridge = spawn('bridge', [], bridgeFlags);
     const bridgeUrl = (await bridge.next<{ url: string }>()).url;
     const clientKey = makeKey('rsa');
     const [agentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
@@ -191,14 +198,19 @@ async function parent(): Promise<void> {
     const channel = await clientChannel(viaBridgeSecure, secureAgentId, secureKey, hostPublicRaw);
 
     // the Workers bridge in local workerd (wrangler dev): its own agent and client, like the bridge row
-    const workers = await startWorkerdBridge();
-    const workersUrl = `ws://127.0.0.1:${workers.port}/relay`;
-    const workersToken = async (kind: 'agent' | 'client') => (await issueJoinToken(new TextEncoder().encode(workers.joinSecret), { kind, ttlSeconds: 600 }, Date.now())).token;
-    const workersKey = makeKey('rsa');
-    await spawn('echo-peer', [workersUrl, await workersToken('agent'), workersKey.md5]).next();
-    const { ws: viaWorkers, offer: workersOffer } = await bridgeSignIn(workersUrl, 'client', workersKey, await workersToken('client'), [workersKey.md5]);
-    const workersAgentId = workersOffer[0];
-    if (!workersAgentId) throw new Error('the Workers bridge did not offer the echo agent');
+    const workers = WORKERS ? await startWorkerdBridge() : null;
+    let viaWorkers: WebSocket | null = null;
+    let workersAgentId = '';
+    if (workers) {
+      const workersUrl = `ws://127.0.0.1:${workers.port}/relay`;
+      const workersToken = async (kind: 'agent' | 'client') => (await issueJoinToken(new TextEncoder().encode(workers.joinSecret), { kind, ttlSeconds: 600 }, Date.now())).token;
+      const workersKey = makeKey('rsa');
+      await spawn('echo-peer', [workersUrl, await workersToken('agent'), workersKey.md5]).next();
+      const signedIn = await bridgeSignIn(workersUrl, 'client', workersKey, await workersToken('client'), [workersKey.md5]);
+      viaWorkers = signedIn.ws;
+      workersAgentId = signedIn.offer[0] ?? '';
+      if (!workersAgentId) throw new Error('the Workers bridge did not offer the echo agent');
+    }
 
     // The same bytes on every path: direct and minimal carry a dummy first line as long as the bridge's.
     const dummy = 'agent-00000000-0000-0000-0000-000000000000';
@@ -207,7 +219,9 @@ async function parent(): Promise<void> {
       { name: 'minimal relay', link: (size) => plainLink(minimal, dummy, size), pid: minimalChild.proc.pid!, frames: 2, unloaded: true },
       { name: 'minimal+heap†', link: (size) => plainLink(heavy, dummy, size), pid: heavyChild.proc.pid!, frames: 2, unloaded: false },
       { name: 'bridge', link: (size) => plainLink(viaBridge, agentId, size), pid: bridge.proc.pid!, frames: 2, unloaded: true },
-      { name: 'workers bridge§', link: (size) => plainLink(viaWorkers, workersAgentId, size), pid: workers.workerdPid(), frames: 2, unloaded: true },
+      ...(workers && viaWorkers
+        ? [{ name: 'workers bridge§', link: (size: number) => plainLink(viaWorkers, workersAgentId, size), pid: workers.workerdPid(), frames: 2, unloaded: true }]
+        : []),
       { name: 'bridge+hsc1‡', link: (size) => secureLink(viaBridgeSecure, secureAgentId, size, channel), pid: bridge.proc.pid!, frames: 2, unloaded: true },
     ];
     const results = new Map<string, Cell[]>();
@@ -244,8 +258,8 @@ async function parent(): Promise<void> {
       );
     }
     console.log('* CPU of the relay process per frame it forwards (direct: of the echo server per frame it echoes), from /proc');
-    console.log("† the minimal relay in a process that loaded the bridge's modules (same heap as the bridge): a control, not a target");
-    console.log('§ the same bridge on Cloudflare Workers in local workerd (wrangler dev, one Durable Object hub; CPU: the workerd process)');
+    console.log(`† the minimal relay in a process that loaded the bridge's modules (same heap as the bridge) and with its V8 flags (${bridgeFlags.join(' ') || 'none'}): a control, not a target`);
+    if (workers) console.log('§ the same bridge on Cloudflare Workers in local workerd (wrangler dev, one Durable Object hub; CPU: the workerd process)');
     console.log('‡ payload sealed by the load client, opened and resealed by the echo agent, opened again (size and MB/s: plaintext; on the wire base64 makes it 4/3)');
     let throughputMet = true;
     for (const size of SIZES) {
@@ -262,7 +276,7 @@ async function parent(): Promise<void> {
           `bridge/minimal+heap† msg/s ${(b.msgsPerSec / h.msgsPerSec).toFixed(2)}×, CPU ${(b.cpuPerFrame / h.cpuPerFrame).toFixed(2)}×)`,
       );
     }
-    for (const [size, inflight] of [...SIZES.map((z) => [z, INFLIGHT]), [200, 1]] as Array<[number, number]>) {
+    for (const [size, inflight] of workers ? ([...SIZES.map((z) => [z, INFLIGHT]), [200, 1]] as Array<[number, number]>) : []) {
       const w = summary.get(`workers bridge§|${size}|${inflight}`)!;
       const b = summary.get(`bridge|${size}|${inflight}`)!;
       const m = summary.get(`minimal relay|${size}|${inflight}`)!;
@@ -287,8 +301,8 @@ async function parent(): Promise<void> {
     }
     const stats = await bridge.ask<{ metrics: { drops: Record<string, number>; frames_relayed: number } }>({ cmd: 'mem' });
     console.log(`bridge counters: ${stats.metrics.frames_relayed} frames relayed, drops ${JSON.stringify(stats.metrics.drops)}`);
-    for (const ws of [direct, minimal, heavy, viaBridge, viaBridgeSecure, viaWorkers]) ws.terminate();
-    await workers.stop();
+    for (const ws of [direct, minimal, heavy, viaBridge, viaBridgeSecure, viaWorkers]) ws?.terminate();
+    await workers?.stop();
 
     // ---- memory per idle agent
     const tokens = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: IDLE_AGENTS + WARM_AGENTS })).tokens;
