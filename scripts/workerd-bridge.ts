@@ -118,8 +118,14 @@ export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Pr
       // already gone
     }
   };
-  // A test process that ends without stopping us must not leave workerd running.
+  // A test process that ends without stopping us must not leave workerd running: on exit, and on a
+  // terminating signal (node --test cancels files with SIGTERM), which is then re-raised.
   process.once('exit', kill);
+  const onSignal = (signal: NodeJS.Signals) => {
+    kill();
+    process.kill(process.pid, signal);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, onSignal);
   const httpUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -158,6 +164,7 @@ export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Pr
     },
     async stop(keepState = !temporary) {
       process.off('exit', kill);
+      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.off(signal, onSignal);
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
         kill();
