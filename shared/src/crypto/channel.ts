@@ -130,6 +130,33 @@ function decodeInbound(base64: string): Uint8Array {
   return openScratch.subarray(0, fromBase64LooseInto(base64, openScratch));
 }
 
+/**
+ * `hsc1.` + base64(seq ‖ ct) without copying ct: seq plus ct's first byte are 9 bytes, a whole number
+ * of 3-byte groups, so their base64 followed by the base64 of the rest is the base64 of the whole.
+ */
+function frameOf(seq: number, ct: Uint8Array): string {
+  const head = new Uint8Array(SEQ_BYTES + 1);
+  writeSeq(head, 0, seq);
+  head[SEQ_BYTES] = ct[0] ?? 0;
+  return FRAME_PREFIX + toBase64(head) + toBase64(ct.subarray(1));
+}
+
+/**
+ * The same frame from ciphertext and tag apart, copying only the last few bytes: base64 parts can be
+ * joined as text when every part but the last is a whole number of 3-byte groups.
+ */
+function frameOfParts(seq: number, ct: Uint8Array, tag: Uint8Array): string {
+  if (ct.length === 0) return frameOf(seq, tag);
+  const middleEnd = 1 + Math.floor((ct.length - 1) / 3) * 3;
+  const tail = new Uint8Array(ct.length - middleEnd + tag.length);
+  tail.set(ct.subarray(middleEnd));
+  tail.set(tag, ct.length - middleEnd);
+  const head = new Uint8Array(SEQ_BYTES + 1);
+  writeSeq(head, 0, seq);
+  head[SEQ_BYTES] = ct[0]!;
+  return FRAME_PREFIX + toBase64(head) + toBase64(ct.subarray(1, middleEnd)) + toBase64(tail);
+}
+
 export class SecureChannel {
   readonly role: ChannelRole;
   private readonly outbound: Direction;
@@ -191,19 +218,24 @@ export class SecureChannel {
     }
     if (this.sendSeq >= Number.MAX_SAFE_INTEGER) return Promise.reject(this.fail('closed', 'send sequence exhausted'));
     const seq = this.sendSeq++;
-    const sealed = this.outbound.key
+    const key = this.outbound.key;
+    if (key.sealSync) {
+      // An inline engine: frames are done in call order, so no chain and no promise per step.
+      try {
+        const { ciphertext, tag } = key.sealSync(nonceFor(seq), aadFor(this.outbound, seq), plain);
+        return Promise.resolve(frameOfParts(seq, ciphertext, tag));
+      } catch (cause) {
+        return Promise.reject(this.fail('malformed', 'encryption failed', cause));
+      }
+    }
+    const sealed = key
       .seal(nonceFor(seq), aadFor(this.outbound, seq), plain)
       .then((ct): Opened => ({ ok: true, plain: ct }), (cause: unknown): Opened => ({ ok: false, cause }));
     const result = this.sendTail.then(async () => {
       const r = await sealed;
       if (this.failure) throw this.closedError();
       if (!r.ok) throw this.fail('malformed', 'encryption failed', r.cause);
-      // base64(seq ‖ ct) without copying ct: seq plus ct's first byte are 9 bytes, a whole number of
-      // 3-byte groups, so their base64 followed by the base64 of the rest is the base64 of the whole.
-      const head = new Uint8Array(SEQ_BYTES + 1);
-      writeSeq(head, 0, seq);
-      head[SEQ_BYTES] = r.plain[0] ?? 0;
-      return FRAME_PREFIX + toBase64(head) + toBase64(r.plain.subarray(1));
+      return frameOf(seq, r.plain);
     });
     this.sendTail = result.then(settled, settled);
     return result;
@@ -225,6 +257,8 @@ export class SecureChannel {
         parseProblem = 'sealed frame is not valid base64';
       }
     }
+    const key = this.inbound.key;
+    if (key.openSync) return this.openInline(key.openSync.bind(key), parsed, parseProblem);
     // Decrypt at once (speculatively) so that frames in flight overlap; judge them in order below.
     const opening: Promise<Opened> | null = parsed
       ? this.inbound.key
@@ -249,6 +283,30 @@ export class SecureChannel {
     });
     this.recvTail = result.then(settled, settled);
     return result;
+  }
+
+  /** `open` on an inline engine: judged at once, which is call order, as the chain would. */
+  private openInline(openSync: NonNullable<AeadKey['openSync']>, parsed: { seq: number; sealed: Uint8Array } | null, parseProblem: string): Promise<string> {
+    try {
+      if (!parsed) throw this.fail('malformed', parseProblem);
+      const expected = this.recvSeq;
+      if (parsed.seq < expected) throw this.fail('replay', `sealed frame seq ${parsed.seq} was already received (expected ${expected}): replay`);
+      if (parsed.seq > expected) throw this.fail('gap', `sealed frame seq ${parsed.seq} skips ahead of ${expected}: a frame was dropped or reordered`);
+      let plain: Uint8Array;
+      try {
+        plain = openSync(nonceFor(parsed.seq), aadFor(this.inbound, parsed.seq), parsed.sealed);
+      } catch (cause) {
+        throw this.fail('tampered', `sealed frame seq ${parsed.seq} failed authentication: altered, reflected or under another key`, cause);
+      }
+      this.recvSeq++;
+      try {
+        return Promise.resolve(utf8Decode(plain));
+      } catch (cause) {
+        throw this.fail('malformed', 'sealed frame plaintext is not UTF-8', cause);
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   private fail(reason: ChannelErrorReason, message: string, cause?: unknown): ChannelError {

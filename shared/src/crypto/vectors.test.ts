@@ -115,3 +115,16 @@ test('hsc1 test vectors', async () => {
     assert.equal(`hsc1.${body.toString('base64')}`, OUT.frames[i]);
   }
 });
+
+test('both AES-GCM engines frame every plaintext length identically (the inline engine joins base64 parts)', async () => {
+  const secrets = () => ({ kC2a: new Uint8Array(32).fill(7), kA2c: new Uint8Array(32).fill(9), sid: new Uint8Array(16).fill(3) });
+  const native = await SecureChannel.create('client', secrets(), { engine: 'auto' });
+  const web = await SecureChannel.create('client', secrets(), { engine: 'webcrypto' });
+  const opener = await SecureChannel.create('agent', secrets(), { engine: 'webcrypto' });
+  for (const length of [1, 2, 3, 4, 5, 6, 7, 8, 16, 17, 18, 100, 16383, 16384, 16385]) {
+    const plain = 'x'.repeat(length);
+    const frame = await native.seal(plain);
+    assert.equal(frame, await web.seal(plain), `length ${length}`);
+    assert.equal(await opener.open(frame), plain);
+  }
+});
