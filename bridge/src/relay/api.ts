@@ -11,6 +11,7 @@ import { authSslArgs } from '@hostadm/shared/api/rpc.ts';
 import { errorEnvelope, responseEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { badRequest, HostadmError, unauthorized } from '@hostadm/shared/protocol/errors.ts';
 import { fieldErrors, summarizeFieldErrors } from '@hostadm/shared/protocol/field-errors.ts';
+import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import { CLOSE, type RelayConfig } from './config.ts';
 import { verifyJoinToken } from './join-token.ts';
 import type { RelayMetrics } from './metrics.ts';
@@ -82,6 +83,32 @@ export class BridgeApi {
 
   constructor(host: ApiHost) {
     this.host = host;
+  }
+
+  /**
+   * Runs the peer's API calls in order, at most LIMITS.maxInFlightPerConnection waiting (then 429);
+   * `settled` runs after each call (the runtime may save the peer then).
+   */
+  enqueue(peer: Peer, text: string, settled: (peer: Peer) => void): void {
+    if (peer.pendingApi >= LIMITS.maxInFlightPerConnection) {
+      this.host.metrics.apiCallsRefused++;
+      const error = new HostadmError('TOO_MANY_REQUESTS', `more than ${LIMITS.maxInFlightPerConnection} bridge calls in progress on this connection`);
+      this.host.send(peer, errorEnvelope('', 'rpc', error.toArgs()));
+      return;
+    }
+    peer.pendingApi++;
+    const run = (): Promise<void> =>
+      this.handle(peer, text)
+        .catch((err: unknown) => this.host.logger.error({ err, peer: peer.id }, 'bridge API call failed'))
+        .finally(() => {
+          peer.pendingApi--;
+          settled(peer);
+        });
+    const next: Promise<void> = peer.chain ? peer.chain.then(run) : run();
+    peer.chain = next;
+    void next.then(() => {
+      if (peer.chain === next) peer.chain = null;
+    });
   }
 
   async handle(peer: Peer, text: string): Promise<void> {

@@ -12,15 +12,14 @@
  * 3. About once a second: `relay.sweep()` (timeouts, heartbeat, stuck queues, revocations by others).
  * 4. `POST /admin/revoke` → `relay.revoke(ref)`; `GET /metrics` → `relay.snapshot()`.
  */
-import { errorEnvelope, eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
-import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
-import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
+import { eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { BridgeApi, type ApiHost } from './api.ts';
 import { CLOSE, relayConfig, type DropReason, type RelayConfig, type RelayConfigOverrides } from './config.ts';
 import { allocateZeroed, encodeHeader, frameBytes, frameText, headerEnd, headerText, isApiFrame, rewrite, sameHeader, type Allocate, type Frame } from './frames.ts';
 import { Matcher } from './matching.ts';
 import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
 import { NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
+import { SignedInIndex } from './signed-in.ts';
 import type { Clock, KeyCrypto, KeyRecord, KeyStore, PeerKind, PeerSocket, RelayLogger } from './ports.ts';
 
 export interface RelayDeps {
@@ -64,14 +63,14 @@ export class Relay implements ApiHost {
   readonly hostname: string;
   private readonly peers = new Set<Peer>();
   private readonly byId = new Map<string, Peer>();
-  /** The one connection per agent key (a newer one replaces it: 4009). */
-  private readonly agentByKey = new Map<string, Peer>();
-  /** Every signed-in client connection per key id, for revocation (agents: `agentByKey`). */
-  private readonly clientsByKey = new Map<string, Set<Peer>>();
+  private readonly signedInByKey = new SignedInIndex();
   private readonly matcher = new Matcher();
   private readonly api: BridgeApi;
   private readonly allocate: Allocate;
   private readonly persist: ((peer: Peer) => void) | null;
+  private readonly afterApiCall = (peer: Peer): void => {
+    if (!peer.closed) this.persist?.(peer);
+  };
   private lastPing: number;
   private lastRevocationPoll: number;
   private sweeping = false;
@@ -113,14 +112,8 @@ export class Relay implements ApiHost {
     this.metrics.open[peer.countedAs]++;
     if (peer.id) this.byId.set(peer.id, peer);
     if (peer.state === 'signed-in' && peer.key) {
-      if (peer.kind === 'agent') {
-        const other = this.agentByKey.get(peer.key.id);
-        if (!other || other.connectedAt <= peer.connectedAt) this.agentByKey.set(peer.key.id, peer);
-      } else {
-        let set = this.clientsByKey.get(peer.key.id);
-        if (!set) this.clientsByKey.set(peer.key.id, (set = new Set()));
-        set.add(peer);
-      }
+      // A replaced agent connection dropped its saved state when it was closed, so none comes back here.
+      this.signedInByKey.add(peer);
       if (md5Keys.length > 0) this.matcher.setKeys(peer, new Set(md5Keys.slice(0, this.config.maxKeysPerPeer)));
     }
     return peer;
@@ -156,7 +149,7 @@ export class Relay implements ApiHost {
     if (typeof data === 'string' && (size * 3 > this.config.maxFrameBytes || NON_ASCII.test(data))) size = frameBytes(data);
     if (size > this.config.maxFrameBytes) return this.oversize(peer);
     if (isBinary) return this.drop(peer, '', 'malformed');
-    if (isApiFrame(data)) return this.enqueueApi(peer, frameText(data));
+    if (isApiFrame(data)) return this.api.enqueue(peer, frameText(data), this.afterApiCall);
     this.forward(peer, data, size, now);
   }
 
@@ -259,15 +252,8 @@ export class Relay implements ApiHost {
     peer.state = 'signed-in';
     peer.key = { id: key.id, md5Key: key.md5Key, nickname: key.nickname };
     peer.hostKeyFingerprint = fingerprint;
-    if (peer.kind === 'agent') {
-      const old = this.agentByKey.get(key.id);
-      this.agentByKey.set(key.id, peer);
-      if (old && old !== peer) this.closePeer(old, CLOSE.replaced, 'replaced by a newer connection with the same key');
-    } else {
-      let set = this.clientsByKey.get(key.id);
-      if (!set) this.clientsByKey.set(key.id, (set = new Set()));
-      set.add(peer);
-    }
+    const replaced = this.signedInByKey.add(peer);
+    if (replaced) this.closePeer(replaced, CLOSE.replaced, 'replaced by a newer connection with the same key');
     this.metrics.signins++;
     this.touch(key.id);
   }
@@ -343,30 +329,6 @@ export class Relay implements ApiHost {
     if (!peer.overSince) peer.overSince = now;
   }
 
-  /** Runs the peer's API calls in order, at most LIMITS.maxInFlightPerConnection waiting (then 429). */
-  private enqueueApi(peer: Peer, text: string): void {
-    if (peer.pendingApi >= LIMITS.maxInFlightPerConnection) {
-      this.metrics.apiCallsRefused++;
-      const error = new HostadmError('TOO_MANY_REQUESTS', `more than ${LIMITS.maxInFlightPerConnection} bridge calls in progress on this connection`);
-      this.send(peer, errorEnvelope('', 'rpc', error.toArgs()));
-      return;
-    }
-    peer.pendingApi++;
-    const run = (): Promise<void> =>
-      this.api
-        .handle(peer, text)
-        .catch((err: unknown) => this.logger.error({ err, peer: peer.id }, 'bridge API call failed'))
-        .finally(() => {
-          peer.pendingApi--;
-          if (!peer.closed) this.persist?.(peer);
-        });
-    const next: Promise<void> = peer.chain ? peer.chain.then(run) : run();
-    peer.chain = next;
-    void next.then(() => {
-      if (peer.chain === next) peer.chain = null;
-    });
-  }
-
   /** Sends `peer` its offer when it changed (or always when `force`: right after it listed its keys). */
   private announce(peer: Peer, force: boolean): void {
     if (peer.closed || peer.state !== 'signed-in') return;
@@ -398,19 +360,14 @@ export class Relay implements ApiHost {
     this.metrics.moved(peer.countedAs, null);
     if (peer.id) this.byId.delete(peer.id);
     if (!peer.key) return;
-    const keyId = peer.key.id;
-    if (this.agentByKey.get(keyId) === peer) this.agentByKey.delete(keyId);
-    const set = this.clientsByKey.get(keyId);
-    set?.delete(peer);
-    if (set?.size === 0) this.clientsByKey.delete(keyId);
-    this.touch(keyId);
+    this.signedInByKey.remove(peer);
+    this.touch(peer.key.id);
     for (const p of this.matcher.remove(peer)) this.announce(p, false);
   }
 
   /** Closes every connection signed in with the key (4003); returns how many. */
   private cutOff(keyId: string): number {
-    const agent = this.agentByKey.get(keyId);
-    const peers = agent ? [agent] : [...(this.clientsByKey.get(keyId) ?? [])];
+    const peers = this.signedInByKey.connections(keyId);
     for (const p of peers) this.closePeer(p, CLOSE.revoked, 'key revoked');
     this.metrics.revocationCutoffs += peers.length;
     if (peers.length > 0) this.logger.info({ keyId, disconnected: peers.length }, 'revoked key cut off');

@@ -10,6 +10,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { keyRecordOf } from '../../db/records.ts';
 import * as schema from '../../db/schema.ts';
 import { authFailures, blacklist, bridgeKeys, usedJoinTokens } from '../../db/schema.ts';
 import type { BlacklistRule, EnrollOutcome, KeyRecord, KeyStore, NewKey, PeerKind } from '../../relay/ports.ts';
@@ -17,23 +18,6 @@ import type { BlacklistRule, EnrollOutcome, KeyRecord, KeyStore, NewKey, PeerKin
 export type BridgeDb = BetterSQLite3Database<typeof schema>;
 
 const MIGRATIONS = fileURLToPath(new URL('../../db/migrations', import.meta.url));
-
-type KeyRow = typeof bridgeKeys.$inferSelect;
-
-function toRecord(r: KeyRow): KeyRecord {
-  return {
-    id: r.id,
-    md5Key: r.md5Key,
-    spkiPem: r.spkiPem,
-    algorithm: r.algorithm,
-    kind: r.kind,
-    nickname: r.nickname,
-    createdBy: r.createdBy,
-    createdAt: r.createdAt.getTime(),
-    lastSeenAt: r.lastSeenAt ? r.lastSeenAt.getTime() : null,
-    revokedAt: r.revokedAt ? r.revokedAt.getTime() : null,
-  };
-}
 
 export class SqliteKeyStore implements KeyStore {
   readonly db: BridgeDb;
@@ -56,20 +40,20 @@ export class SqliteKeyStore implements KeyStore {
 
   async getByMd5(md5Key: string): Promise<KeyRecord | null> {
     const row = this.db.select().from(bridgeKeys).where(eq(bridgeKeys.md5Key, md5Key)).get();
-    return row ? toRecord(row) : null;
+    return row ? keyRecordOf(row) : null;
   }
 
   async find(ref: string): Promise<KeyRecord | null> {
     const row = this.db.select().from(bridgeKeys).where(or(eq(bridgeKeys.id, ref), eq(bridgeKeys.md5Key, ref))).get();
-    return row ? toRecord(row) : null;
+    return row ? keyRecordOf(row) : null;
   }
 
   async listActive(kind: PeerKind): Promise<KeyRecord[]> {
-    return this.db.select().from(bridgeKeys).where(and(eq(bridgeKeys.kind, kind), isNull(bridgeKeys.revokedAt))).all().map(toRecord);
+    return this.db.select().from(bridgeKeys).where(and(eq(bridgeKeys.kind, kind), isNull(bridgeKeys.revokedAt))).all().map(keyRecordOf);
   }
 
   async list(): Promise<KeyRecord[]> {
-    return this.db.select().from(bridgeKeys).orderBy(bridgeKeys.createdAt, bridgeKeys.id).all().map(toRecord);
+    return this.db.select().from(bridgeKeys).orderBy(bridgeKeys.createdAt, bridgeKeys.id).all().map(keyRecordOf);
   }
 
   async enroll(token: { jti: string; expiresAt: number }, key: NewKey, now: number): Promise<EnrollOutcome> {
@@ -92,12 +76,12 @@ export class SqliteKeyStore implements KeyStore {
       const where = or(eq(bridgeKeys.id, ref), eq(bridgeKeys.md5Key, ref));
       tx.update(bridgeKeys).set({ revokedAt: new Date(now) }).where(and(where, isNull(bridgeKeys.revokedAt))).run();
       const row = tx.select().from(bridgeKeys).where(where).get();
-      return row ? toRecord(row) : null;
+      return row ? keyRecordOf(row) : null;
     });
   }
 
   async revokedSince(since: number): Promise<KeyRecord[]> {
-    return this.db.select().from(bridgeKeys).where(gte(bridgeKeys.revokedAt, new Date(since))).all().map(toRecord);
+    return this.db.select().from(bridgeKeys).where(gte(bridgeKeys.revokedAt, new Date(since))).all().map(keyRecordOf);
   }
 
   async touch(keyId: string, now: number): Promise<void> {

@@ -6,26 +6,10 @@
  */
 import { and, eq, gt, gte, isNull, lt, or, sql } from 'drizzle-orm';
 import { drizzle, type DrizzleD1Database } from 'drizzle-orm/d1';
+import { keyRecordOf } from '../../db/records.ts';
 import * as schema from '../../db/schema.ts';
 import { authFailures, blacklist, bridgeKeys, usedJoinTokens } from '../../db/schema.ts';
 import type { BlacklistRule, EnrollOutcome, KeyRecord, KeyStore, NewKey, PeerKind } from '../../relay/ports.ts';
-
-type KeyRow = typeof bridgeKeys.$inferSelect;
-
-function toRecord(r: KeyRow): KeyRecord {
-  return {
-    id: r.id,
-    md5Key: r.md5Key,
-    spkiPem: r.spkiPem,
-    algorithm: r.algorithm,
-    kind: r.kind,
-    nickname: r.nickname,
-    createdBy: r.createdBy,
-    createdAt: r.createdAt.getTime(),
-    lastSeenAt: r.lastSeenAt ? r.lastSeenAt.getTime() : null,
-    revokedAt: r.revokedAt ? r.revokedAt.getTime() : null,
-  };
-}
 
 export class D1KeyStore implements KeyStore {
   readonly db: DrizzleD1Database<typeof schema>;
@@ -36,20 +20,20 @@ export class D1KeyStore implements KeyStore {
 
   async getByMd5(md5Key: string): Promise<KeyRecord | null> {
     const row = await this.db.select().from(bridgeKeys).where(eq(bridgeKeys.md5Key, md5Key)).get();
-    return row ? toRecord(row) : null;
+    return row ? keyRecordOf(row) : null;
   }
 
   async find(ref: string): Promise<KeyRecord | null> {
     const row = await this.db.select().from(bridgeKeys).where(or(eq(bridgeKeys.id, ref), eq(bridgeKeys.md5Key, ref))).get();
-    return row ? toRecord(row) : null;
+    return row ? keyRecordOf(row) : null;
   }
 
   async listActive(kind: PeerKind): Promise<KeyRecord[]> {
-    return (await this.db.select().from(bridgeKeys).where(and(eq(bridgeKeys.kind, kind), isNull(bridgeKeys.revokedAt))).all()).map(toRecord);
+    return (await this.db.select().from(bridgeKeys).where(and(eq(bridgeKeys.kind, kind), isNull(bridgeKeys.revokedAt))).all()).map(keyRecordOf);
   }
 
   async list(): Promise<KeyRecord[]> {
-    return (await this.db.select().from(bridgeKeys).orderBy(bridgeKeys.createdAt, bridgeKeys.id).all()).map(toRecord);
+    return (await this.db.select().from(bridgeKeys).orderBy(bridgeKeys.createdAt, bridgeKeys.id).all()).map(keyRecordOf);
   }
 
   /**
@@ -80,11 +64,11 @@ export class D1KeyStore implements KeyStore {
       this.db.select().from(bridgeKeys).where(where),
     ]);
     const row = rows[0];
-    return row ? toRecord(row) : null;
+    return row ? keyRecordOf(row) : null;
   }
 
   async revokedSince(since: number): Promise<KeyRecord[]> {
-    return (await this.db.select().from(bridgeKeys).where(gte(bridgeKeys.revokedAt, new Date(since))).all()).map(toRecord);
+    return (await this.db.select().from(bridgeKeys).where(gte(bridgeKeys.revokedAt, new Date(since))).all()).map(keyRecordOf);
   }
 
   async touch(keyId: string, now: number): Promise<void> {
