@@ -62,6 +62,8 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     this.relay = this.makeRelay();
     this.app = this.makeApp();
     this.revive();
+    // Memory of the stored alarm is gone after a wake-up: recompute it from every peer once.
+    this.scheduleAlarm();
   }
 
   override async fetch(request: Request): Promise<Response> {
@@ -73,7 +75,8 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     if (!peer) return;
     if (typeof message === 'string') this.relay.receive(peer, message);
     else this.relay.receive(peer, new Uint8Array(message), true);
-    this.afterEvent();
+    // Per frame: nothing but the counters. Alarm deadlines change only on connect and in `alarm`.
+    this.countersLater();
   }
 
   override async webSocketClose(ws: WebSocket): Promise<void> {
@@ -88,7 +91,8 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     this.alarmAt = null;
     await this.rereadRevocations();
     await this.relay.sweep();
-    this.afterEvent();
+    this.countersLater();
+    this.scheduleAlarm();
   }
 
   // ---- used by the test routes (test-hooks.ts) ----
@@ -170,8 +174,12 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     this.sids.set(peer, sid);
     this.save(peer);
     const kv = this.ctx.storage.kv;
-    if (kv.get<number>(REVOCATIONS_READ) === undefined) kv.put(REVOCATIONS_READ, this.relay.clock.now());
-    this.afterEvent();
+    const now = this.relay.clock.now();
+    if (kv.get<number>(REVOCATIONS_READ) === undefined) kv.put(REVOCATIONS_READ, now);
+    this.countersLater();
+    // This peer's sign-in deadline, and the re-read now that someone is connected.
+    this.scheduleBy(peer.connectedAt + this.relay.config.unauthenticatedCloseSeconds * 1000);
+    this.scheduleBy((kv.get<number>(REVOCATIONS_READ) ?? now) + this.relay.config.revocationPollSeconds * 1000);
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -247,7 +255,7 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     this.relay.closed(peer);
     const sid = this.sids.get(peer);
     if (sid) this.ctx.storage.kv.delete(KEYS_PREFIX + sid);
-    this.afterEvent();
+    this.countersLater();
   }
 
   /**
@@ -275,13 +283,12 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     }
   }
 
-  /** Counters flushed a second after a change; the next alarm set for what the sweep must do. */
-  private afterEvent(): void {
+  /** Counters are flushed a second after a change (not per frame). */
+  private countersLater(): void {
     this.countersTimer ??= setTimeout(() => {
       this.countersTimer = null;
       this.saveCounters();
     }, 1000);
-    this.scheduleAlarm();
   }
 
   private saveCounters(): void {
@@ -290,11 +297,11 @@ export class RelayHub extends DurableObject<BridgeEnv> {
 
   /**
    * The sweep runs only when it has work: the sign-in deadline of a peer not yet signed in, and
-   * the revocation re-read while anyone is connected. An idle hub sleeps between re-reads.
+   * the revocation re-read while anyone is connected. An idle hub sleeps between re-reads. A full
+   * pass over the peers, so only at wake-up and after each alarm; a new peer uses `scheduleBy`.
    */
   private scheduleAlarm(): void {
-    // Tests drive the sweep themselves (as on Node), unless they turned alarms on.
-    if (this.testHooks && !this.ctx.storage.kv.get<boolean>(ALARMS_ON)) return;
+    this.alarmAt = null;
     const c = this.relay.config;
     const now = this.relay.clock.now();
     let next = Number.POSITIVE_INFINITY;
@@ -308,9 +315,15 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     // From the last re-read (kept in storage), not from now: a hub woken more often than that
     // would otherwise push the re-read back at each wake-up.
     if (connected) next = Math.min(next, (this.ctx.storage.kv.get<number>(REVOCATIONS_READ) ?? now) + c.revocationPollSeconds * 1000);
-    if (!Number.isFinite(next)) return;
+    if (Number.isFinite(next)) this.scheduleBy(next);
+  }
+
+  /** Makes sure an alarm fires by `due` (relay clock), keeping an earlier one. */
+  private scheduleBy(due: number): void {
+    // Tests drive the sweep themselves (as on Node), unless they turned alarms on.
+    if (this.testHooks && !this.ctx.storage.kv.get<boolean>(ALARMS_ON)) return;
     // The test clock may run ahead of the real one; alarms use real time.
-    const at = Date.now() + Math.max(0, next - now) + 50;
+    const at = Date.now() + Math.max(0, due - this.relay.clock.now()) + 50;
     if (this.alarmAt !== null && this.alarmAt <= at) return;
     this.alarmAt = at;
     void this.ctx.storage.setAlarm(at);
