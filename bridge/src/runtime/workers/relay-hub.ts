@@ -95,15 +95,18 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     this.scheduleAlarm();
   }
 
-  // ---- used by the test routes (test-hooks.ts) ----
-
-  /** Drops the in-memory relay and revives it from attachments and storage: what a wake-up does. */
-  simulateHibernation(): void {
+  /**
+   * Drops the in-memory relay and revives it from attachments and storage: what a wake-up does. Used
+   * when a socket's peer is unknown, and by the test route that simulates hibernation.
+   */
+  reload(): void {
     this.saveCounters();
     this.relay = this.makeRelay();
     this.app = this.makeApp();
     this.revive();
   }
+
+  // ---- used by the test routes (test-hooks.ts) ----
 
   advanceClock(seconds: number): void {
     const kv = this.ctx.storage.kv;
@@ -226,7 +229,7 @@ export class RelayHub extends DurableObject<BridgeEnv> {
   private peerOf(ws: WebSocket): Peer | undefined {
     let peer = this.bySocket.get(ws);
     if (!peer) {
-      this.simulateHibernation();
+      this.reload();
       peer = this.bySocket.get(ws);
     }
     return peer;

@@ -42,7 +42,7 @@ export function testRoutes(app: Hono<{ Bindings: BridgeEnv }>, hub: RelayHub): v
   });
 
   app.post('/__test/hibernate', (c) => {
-    hub.simulateHibernation();
+    hub.reload();
     return c.json({ ok: true, peers: hub.relay.snapshot().connections });
   });
 }
