@@ -7,7 +7,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { assertFullQuery, startTestAgent, TestClient, type Envelope, type TestAgent, agentFor, clientFor } from '../helpers/agent.ts';
-import { ed25519Key, originalProof, rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
+import { ed25519Key, originalProof, rawSignature, rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
 
 
 function unauthorized(id: string) {
@@ -24,7 +24,7 @@ async function passwordSession(t: TestContext, agent: TestAgent, user: string): 
 type Form = 'original' | 'signature';
 
 function proofFor(key: TestKey, message: string, form: Form): string {
-  return form === 'original' ? originalProof(key, message) : signatureProof(key, message);
+  return form === 'original' ? originalProof(key, message) : signatureProof(key, 'register-proof', message);
 }
 
 /** Registers `key` on a signed-in connection, proving possession by signing the session token. */
@@ -56,7 +56,7 @@ async function stage1(client: TestClient): Promise<string> {
 }
 
 function stage2Args(key: TestKey, testString: string, form: Form): Record<string, string> {
-  return form === 'original' ? { encrypted_string: originalProof(key, testString) } : { signature: signatureProof(key, testString) };
+  return form === 'original' ? { encrypted_string: originalProof(key, testString) } : { signature: signatureProof(key, 'agent-signin', testString) };
 }
 
 /** Both stages on `client`; returns the stage 2 reply. */
@@ -107,7 +107,7 @@ test('registering a key needs proof of the private key: missing, foreign or repl
   // The attacker has only the public key; a proof made with their own key does not bind it.
   const foreign = await admin.client.call('settings', 'register_ssl_cert', {
     pub_key: key.pubKeyB64,
-    proof: signatureProof(otherKey, admin.token),
+    proof: signatureProof(otherKey, 'register-proof', admin.token),
   });
   assertCode(foreign, 400);
   const foreignOriginal = await admin.client.call('settings', 'register_ssl_cert', {
@@ -120,7 +120,7 @@ test('registering a key needs proof of the private key: missing, foreign or repl
   const operator = await passwordSession(t, agent, 'operator');
   const replayed = await operator.client.call('settings', 'register_ssl_cert', {
     pub_key: key.pubKeyB64,
-    proof: signatureProof(key, admin.token),
+    proof: signatureProof(key, 'register-proof', admin.token),
   });
   assertCode(replayed, 400);
 
@@ -172,7 +172,7 @@ test('the modern signature form works for RSA and for Ed25519', async (t) => {
   // Ed25519 has no "private-key encryption": the original form with it is refused.
   const client = await clientFor(t, agent);
   const testString = await stage1(client);
-  const bogus = Buffer.from(signatureProof(ed, testString), 'base64').toString('base64');
+  const bogus = Buffer.from(signatureProof(ed, 'agent-signin', testString), 'base64').toString('base64');
   assert.deepEqual(await client.request('rpc', 'auth_ssl', { encrypted_string: bogus }, 'x'), unauthorized('x'));
 });
 
@@ -231,7 +231,7 @@ test('a test string is used once: replaying a stage 2 proof is 401, and a wrong 
   // A failed stage 2 consumes the test string: the right proof afterwards is too late.
   const guesser = await clientFor(t, agent);
   const guessed = await stage1(guesser);
-  const wrong = { signature: signatureProof(rsaKey(), guessed) };
+  const wrong = { signature: signatureProof(rsaKey(), 'agent-signin', guessed) };
   assert.deepEqual(await guesser.request('rpc', 'auth_ssl', wrong, 'guess'), unauthorized('guess'));
   assert.deepEqual(
     await guesser.request('rpc', 'auth_ssl', stage2Args(key, guessed, 'signature'), 'after-guess'),
@@ -482,4 +482,30 @@ test('an RSA key under 2048 bits is refused', async (t) => {
   assert.deepEqual(await listCerts(admin.client), {});
   const client = await clientFor(t, agent);
   assert.deepEqual(await sslSignIn(client, weak, 'original', 'weak'), unauthorized('weak'));
+});
+
+test('stage 2 needs a signature made for an agent: the bare test string or one labelled for a bridge is 401', async (t) => {
+  // A hostile bridge could pass an agent's test string off as its own sign-in challenge and replay the
+  // client's answer here; the labels make that answer worthless (docs/protocol.md "Signatures").
+  const agent = await agentFor(t);
+  const key = rsaKey();
+  await registerOk(await passwordSession(t, agent, 'admin'), key);
+  for (const [id, sign] of [
+    ['bare', (ts: string) => rawSignature(key, ts)],
+    ['bridge-label', (ts: string) => signatureProof(key, 'bridge-signin', ts)],
+  ] as const) {
+    const client = await clientFor(t, agent);
+    assert.deepEqual(await client.request('rpc', 'auth_ssl', { signature: sign(await stage1(client)) }, id), unauthorized(id));
+  }
+  const client = await clientFor(t, agent);
+  assertTokenReply(await sslSignIn(client, key, 'signature'));
+});
+
+test('a register_ssl_cert proof must be made for registration: a sign-in signature over the token is 400', async (t) => {
+  const agent = await agentFor(t);
+  const key = rsaKey();
+  const session = await passwordSession(t, agent, 'admin');
+  const reply = await session.client.request('admin', 'settings', { action: 'register_ssl_cert', pub_key: key.pubKeyB64, proof: rawSignature(key, session.token) });
+  assert.equal(reply.name, 'error');
+  assert.equal((reply.args as { code: number }).code, 400);
 });

@@ -222,7 +222,7 @@ test('a limited user revoking another user\'s key is 403 (namespace echoed) and 
   const admin = await clientFor(t, agent);
   const token = await admin.login('admin');
   const key = ed25519Key();
-  const reg = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, token), nickname: 'adm' });
+  const reg = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token), nickname: 'adm' });
   assert.equal(reg.name, 'response', JSON.stringify(reg));
 
   const operator = await clientFor(t, agent, 'operator');
@@ -245,7 +245,7 @@ test('a rejected request changes nothing: list_ssl_certs is the same before and 
   const client = await clientFor(t, agent);
   const token = await client.login('admin');
   const key = ed25519Key();
-  const proof = signatureProof(key, token);
+  const proof = signatureProof(key, 'register-proof', token);
 
   const before = await client.call('settings', 'list_ssl_certs');
   assert.deepEqual(before.args, {});

@@ -6,6 +6,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, createHash, sign, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
+import { signedMessage } from '@hostadm/shared/crypto/signed-messages.ts';
 import { answerClientHandshake, generateHostKey, startClientHandshake, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
 
 export const WARM_MS = 400;
@@ -54,7 +55,7 @@ export async function bridgeSignIn(url: string, type: 'server' | 'client', key: 
       } else if (env.name === 'error') {
         reject(new Error(`bridge refused ${env.id}: ${JSON.stringify(env.args)}`));
       } else if (env.id === 's1') {
-        const proof = sign(key.algorithm === 'rsa' ? 'sha256' : null, Buffer.from(env.args.test_string as string), key.privateKey);
+        const proof = sign(key.algorithm === 'rsa' ? 'sha256' : null, Buffer.from(signedMessage('bridge-signin', env.args.test_string as string)), key.privateKey);
         call('s2', 'auth_ssl', { signature: proof.toString('base64') });
       } else if (env.id === 'bridge_request_list_keys') {
         reply(env.id, { md5_keys: md5Keys });

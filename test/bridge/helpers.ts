@@ -310,7 +310,7 @@ export class TestPeer {
     const stage1 = await this.request('auth_ssl', pin ? { action: 'auth_ssl', md5_key: md5Of(key) } : '');
     if (stage1.name !== 'response') return stage1;
     const { test_string } = stage1.args as { test_string: string };
-    return this.request('auth_ssl', { signature: signatureProof(key, test_string) });
+    return this.request('auth_ssl', { signature: signatureProof(key, 'bridge-signin', test_string) });
   }
 
   /** The n-th announcement from now on (or an earlier one not yet seen, when `since` is given). */

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
-import { ed25519Key, rsaKey, signatureProof } from '../helpers/keys.ts';
+import { ed25519Key, rawSignature, rsaKey, signatureProof } from '../helpers/keys.ts';
 import type { KeyRecord } from '@hostadm/bridge/relay/ports.ts';
 import { md5Of, nodeOnly, startTestBridge, TestPeer, until } from './helpers.ts';
 
@@ -148,13 +148,13 @@ test('sign-in fails for a wrong proof, an unknown key, the other kind, a stale t
 
   // Proof made by another key.
   const s1 = await agent.request('auth_ssl', '');
-  assert.deepEqual((await agent.request('auth_ssl', { signature: signatureProof(ed25519Key(), (s1.args as { test_string: string }).test_string) })).args, unauthorized);
+  assert.deepEqual((await agent.request('auth_ssl', { signature: signatureProof(ed25519Key(), 'bridge-signin', (s1.args as { test_string: string }).test_string) })).args, unauthorized);
   // Stage 2 without stage 1 (the test string was used up by the failure).
   assert.deepEqual((await agent.request('auth_ssl', { signature: 'AAAA' })).args, unauthorized);
   // A stale test string (past the 30 s window).
   const s2 = await agent.request('auth_ssl', '');
   await bridge.clock.advance(31);
-  assert.deepEqual((await agent.request('auth_ssl', { signature: signatureProof(agentKey, (s2.args as { test_string: string }).test_string) })).args, unauthorized);
+  assert.deepEqual((await agent.request('auth_ssl', { signature: signatureProof(agentKey, 'bridge-signin', (s2.args as { test_string: string }).test_string) })).args, unauthorized);
 
   // A registered agent key used by a peer that identified as a client: kinds must match.
   const client = await TestPeer.connect(bridge.url, 'client');
@@ -248,4 +248,21 @@ test('enrolled keys survive a restart: list, sign-in and the used token', async 
   t.after(() => again.close());
   assert.equal((await again.signIn(key, true)).name, 'response', 'signs in without enrolling again');
   assert.deepEqual((await again.enroll(token, ed25519Key())).args, { code: 401, message: 'Unauthorized' }, 'the used token stays used');
+});
+
+test('sign-in needs a signature made for the bridge: the bare test string or one labelled for an agent is refused', async (t) => {
+  // A key signs one kind of thing (docs/protocol.md "Signatures"): a signature a client made to sign in
+  // to an agent must not sign it in to a bridge, nor the old unlabelled form.
+  const bridge = await startTestBridge(t);
+  const agentKey = ed25519Key();
+  const agent = await TestPeer.connect(bridge.url, 'server');
+  t.after(() => agent.close());
+  await agent.enroll(await bridge.token('agent'), agentKey);
+  const unauthorized = { code: 401, message: 'Unauthorized' };
+  const challenge = async () => ((await agent.request('auth_ssl', '')).args as { test_string: string }).test_string;
+
+  assert.deepEqual((await agent.request('auth_ssl', { signature: rawSignature(agentKey, await challenge()) })).args, unauthorized);
+  assert.deepEqual((await agent.request('auth_ssl', { signature: signatureProof(agentKey, 'agent-signin', await challenge()) })).args, unauthorized);
+  const reply = await agent.request('auth_ssl', { signature: signatureProof(agentKey, 'bridge-signin', await challenge()) });
+  assert.equal(reply.name, 'response', JSON.stringify(reply.args));
 });

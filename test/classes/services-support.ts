@@ -25,7 +25,7 @@ export async function keySession(t: TestContext, agent: TestAgent, user = 'root'
   t.after(() => client.close());
   const stage1 = await client.request('rpc', 'auth_ssl', '');
   const { test_string } = stage1.args as { test_string: string };
-  const stage2 = await client.request('rpc', 'auth_ssl', { signature: signatureProof(key, test_string) });
+  const stage2 = await client.request('rpc', 'auth_ssl', { signature: signatureProof(key, 'agent-signin', test_string) });
   assert.equal(stage2.name, 'response', JSON.stringify(stage2.args));
   return client;
 }

@@ -111,7 +111,7 @@ test('state in the data directory survives a restart of the same command', async
   const c1 = await TestClient.connect(first.url);
   t.after(() => c1.close());
   const token = await c1.login('admin', 'x1');
-  const reg = await c1.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, token), nickname: 'laptop' });
+  const reg = await c1.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token), nickname: 'laptop' });
   assert.equal(reg.name, 'response', JSON.stringify(reg));
   c1.close();
   await stop(first);

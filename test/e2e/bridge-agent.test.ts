@@ -40,7 +40,7 @@ async function setup(t: TestContext) {
   const key = rsaKey();
   const admin = await clientFor(t, agent, 'admin');
   const token = (await admin.request('rpc', 'auth_token', { token: '' })).name === 'error' ? await admin.login('admin') : '';
-  const registered = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, token) });
+  const registered = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
   assert.equal(registered.name, 'response', JSON.stringify(registered.args));
   return { bridge, agent, key };
 }

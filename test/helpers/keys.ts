@@ -1,5 +1,6 @@
 /** Client-side key helpers for tests: what an original client and a modern one would send. */
 import { constants, generateKeyPairSync, privateEncrypt, sign, type KeyObject } from 'node:crypto';
+import { signedMessage, type SignaturePurpose } from '@hostadm/shared/crypto/signed-messages.ts';
 
 export interface TestKey {
   privateKey: KeyObject;
@@ -25,7 +26,12 @@ export function originalProof(key: TestKey, message: string): string {
   return privateEncrypt({ key: key.privateKey, padding: constants.RSA_PKCS1_PADDING }, Buffer.from(message)).toString('base64');
 }
 
-/** The modern stage 2: RSA-SHA256 or Ed25519 signature of the message, base64. */
-export function signatureProof(key: TestKey, message: string): string {
+/** The modern stage 2: RSA-SHA256 or Ed25519 signature of label ‖ challenge for `purpose`, base64. */
+export function signatureProof(key: TestKey, purpose: SignaturePurpose, challenge: string): string {
+  return rawSignature(key, signedMessage(purpose, challenge));
+}
+
+/** A signature over exactly these bytes, no label: what an attacker replays, never what a client sends. */
+export function rawSignature(key: TestKey, message: string | Uint8Array): string {
   return sign(key.algorithm === 'rsa' ? 'sha256' : null, Buffer.from(message), key.privateKey).toString('base64');
 }

@@ -9,6 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { hostKeyFromPem, type HostKey as ChannelHostKey } from '@hostadm/shared/crypto/index.ts';
+import { isChallengeShaped, signedMessage } from '@hostadm/shared/crypto/signed-messages.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import type { Pipeline } from '../server/pipeline.ts';
 import { RelayedClients } from './relayed-clients.ts';
@@ -219,8 +220,15 @@ export class BridgeLink {
       this.signIn();
     } else if (id === 'agent-auth-1') {
       const testString = (env.args as { test_string?: unknown }).test_string;
-      if (typeof testString !== 'string') return;
-      const signature = sign(null, Buffer.from(testString), this.options.pipeline.services.hostKey.privateKey).toString('base64');
+      // The host key also signs channel handshakes: it signs only label ‖ a test string of the shape
+      // bridges issue, never bytes the bridge chose freely (docs/protocol.md "Signatures").
+      if (typeof testString !== 'string' || !isChallengeShaped('bridge-signin', testString)) {
+        this.log.error({ bridge: this.options.url }, 'the bridge sent a sign-in test string that is not 32 letters and digits; refusing to sign it');
+        this.ws?.close(1008, 'malformed sign-in challenge');
+        return;
+      }
+      const message = signedMessage('bridge-signin', testString);
+      const signature = sign(null, Buffer.from(message), this.options.pipeline.services.hostKey.privateKey).toString('base64');
       this.send({ id: 'agent-auth-2', name: 'auth_ssl', namespace: 'rpc', args: { signature } });
     } else if (id === 'agent-auth-2') {
       this.state = 'ready';

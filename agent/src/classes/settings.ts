@@ -37,8 +37,8 @@ async function registerCert(
   const loadedByTls = ctx.connection.tlsClientKey === parsed.spkiPem;
   const proven =
     args.proof !== undefined &&
-    (verifyProof(parsed.key, ctx.session.token, args.proof, 'original') ||
-      verifyProof(parsed.key, ctx.session.token, args.proof, 'signature'));
+    (verifyProof(parsed.key, 'register-proof', ctx.session.token, args.proof, 'original') ||
+      verifyProof(parsed.key, 'register-proof', ctx.session.token, args.proof, 'signature'));
   if (!loadedByTls && !proven) {
     throw badRequest('pub_key: the key is not loaded on this connection; send `proof` (the session token signed with the key)', [
       { field: 'proof', message: 'required: the session token signed with the private key of pub_key' },

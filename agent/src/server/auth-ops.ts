@@ -125,7 +125,7 @@ async function sslSignIn(rawArgs: unknown, ctx: RequestContext): Promise<unknown
   const testString = services.sslChallenges.take(connection.id);
   if (!testString) throw unauthorized();
   const [proof, form] = 'signature' in args ? [args.signature, 'signature' as const] : [args.encrypted_string, 'original' as const];
-  const match = services.keys.list().find((k) => verifyProof(k.key, testString, proof, form));
+  const match = services.keys.list().find((k) => verifyProof(k.key, 'agent-signin', testString, proof, form));
   if (!match) throw unauthorized();
   return startKeySession(match.user, match.md5Key, ctx);
 }

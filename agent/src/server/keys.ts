@@ -7,6 +7,7 @@
 import { X509Certificate, constants, createHash, createPublicKey, publicDecrypt, verify, type KeyObject } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { badRequest, HostadmError } from '@hostadm/shared/protocol/errors.ts';
+import { proofMessage, type SignaturePurpose } from '@hostadm/shared/crypto/signed-messages.ts';
 import type { AgentDb } from '../store/db.ts';
 import { sslKeys } from '../store/schema.ts';
 import type { Clock } from './context.ts';
@@ -50,14 +51,17 @@ export function parsePublicKey(pubKeyB64: string): ParsedKey {
 }
 
 /**
- * Whether `proofB64` proves possession of the private key for `message`. Three forms are accepted:
+ * Whether `proofB64` proves possession of the private key for `challenge` issued for `purpose`
+ * (shared/src/crypto/signed-messages.ts says which bytes each form covers). Three forms are accepted:
  * the original clients' RSA PKCS#1 v1.5 private-key encryption of the message (checked by public
  * decryption), RSASSA-PKCS1-v1_5 with SHA-256, and Ed25519.
  */
-export function verifyProof(key: KeyObject, message: string, proofB64: string, form: 'original' | 'signature'): boolean {
+export function verifyProof(key: KeyObject, purpose: SignaturePurpose, challenge: string, proofB64: string, form: 'original' | 'signature'): boolean {
   const proof = Buffer.from(proofB64, 'base64');
   if (proof.length === 0) return false;
   try {
+    // Throws for a challenge of the wrong shape (only the `signature` form checks it; see proofMessage).
+    const message = proofMessage(purpose, challenge, form);
     if (key.asymmetricKeyType === 'ed25519') {
       return form === 'signature' && verify(null, Buffer.from(message), key, proof);
     }

@@ -235,7 +235,7 @@ export class BridgeApi {
     } else candidates = await host.store.listActive(peer.kind!);
     let match: KeyRecord | undefined;
     for (const key of candidates) {
-      if (await host.crypto.verifyProof(key, testString, proof, form)) {
+      if (await host.crypto.verifyProof(key, 'bridge-signin', testString, proof, form)) {
         match = key;
         break;
       }

@@ -27,8 +27,8 @@ function record(pubKeyB64: string): KeyRecord {
 
 /** Both implementations' verdicts must agree; returns ours. */
 async function verdict(key: KeyRecord, message: string, proof: string, form: 'original' | 'signature'): Promise<boolean> {
-  const ours = await crypto.verifyProof(key, message, proof, form);
-  const theirs = agent.verifyProof(createPublicKey(key.spkiPem), message, proof, form);
+  const ours = await crypto.verifyProof(key, 'bridge-signin', message, proof, form);
+  const theirs = agent.verifyProof(createPublicKey(key.spkiPem), 'bridge-signin', message, proof, form);
   assert.equal(ours, theirs, `agent says ${theirs} for ${form} proof ${proof.slice(0, 16)}…`);
   return ours;
 }
@@ -136,10 +136,10 @@ test('parsePublicKey: a private key is refused by both, naming the mistake', () 
 test('verifyProof: right proofs in both forms are accepted, for keys and certificates', async () => {
   for (const key of Object.values(keys)) {
     const stored = record(key.pubKeyB64);
-    assert.equal(await verdict(stored, message, signatureProof(key, message), 'signature'), true);
+    assert.equal(await verdict(stored, message, signatureProof(key, 'bridge-signin', message), 'signature'), true);
     if (key.algorithm === 'rsa') assert.equal(await verdict(stored, message, originalProof(key, message), 'original'), true);
     // Ed25519 has no "original" form; a signature sent as encrypted_string is not one either.
-    else assert.equal(await verdict(stored, message, signatureProof(key, message), 'original'), false);
+    else assert.equal(await verdict(stored, message, signatureProof(key, 'bridge-signin', message), 'original'), false);
   }
 });
 
@@ -149,7 +149,7 @@ test('verifyProof: wrong message, tampered proof, another key, malformed base64 
     const stored = record(key.pubKeyB64);
     const forms = key.algorithm === 'rsa' ? (['original', 'signature'] as const) : (['signature'] as const);
     for (const form of forms) {
-      const prove = form === 'original' ? originalProof : signatureProof;
+      const prove = (k: TestKey, m: string) => (form === 'original' ? originalProof(k, m) : signatureProof(k, 'bridge-signin', m));
       const proof = prove(key, message);
       const tampered = Buffer.from(proof, 'base64');
       tampered[tampered.length >> 1]! ^= 0x01;
@@ -196,7 +196,7 @@ test('verifyProof: RSA-4096 original proofs stay cheap (one per connection at si
   const stored = record(keys.rsa4096.pubKeyB64);
   const proof = originalProof(keys.rsa4096, message);
   const started = performance.now();
-  for (let i = 0; i < 50; i++) assert.equal(await crypto.verifyProof(stored, message, proof, 'original'), true);
+  for (let i = 0; i < 50; i++) assert.equal(await crypto.verifyProof(stored, 'bridge-signin', message, proof, 'original'), true);
   // About 1 ms each here; the bound only catches a pathological regression (say, a slow bignum).
   assert.ok(performance.now() - started < 1500, `${(performance.now() - started).toFixed(0)} ms for 50 verifications`);
 });

@@ -15,6 +15,7 @@
 import asn1, { type Asn1 } from 'node-forge/lib/asn1.js';
 import md5 from 'node-forge/lib/md5.js';
 import { badRequest } from '@hostadm/shared/protocol/errors.ts';
+import { proofMessage, type SignaturePurpose } from '@hostadm/shared/crypto/signed-messages.ts';
 import type { KeyCrypto, KeyRecord, ParsedPublicKey } from './ports.ts';
 
 const RSA_OID = '1.2.840.113549.1.1.1';
@@ -67,13 +68,15 @@ export class PortableKeyCrypto implements KeyCrypto {
   }
 
   /**
-   * The agent's three proof forms: the original clients' RSA PKCS#1 v1.5 private-key encryption of
-   * the message, RSASSA-PKCS1-v1_5 with SHA-256, and Ed25519. A wrong or malformed proof is false.
+   * The agent's three proof forms over `challenge` issued for `purpose` (signed-messages.ts says which
+   * bytes each covers): the original clients' RSA PKCS#1 v1.5 private-key encryption of the message, RSASSA-PKCS1-v1_5 with SHA-256, and Ed25519. A wrong or malformed proof is false.
    */
-  async verifyProof(key: KeyRecord, message: string, proofB64: string, form: 'original' | 'signature'): Promise<boolean> {
+  async verifyProof(key: KeyRecord, purpose: SignaturePurpose, challenge: string, proofB64: string, form: 'original' | 'signature'): Promise<boolean> {
     const proof = bytes(base64Lenient(proofB64));
     if (proof.length === 0) return false;
     try {
+      // Throws for a challenge of the wrong shape (only the `signature` form checks it; see proofMessage).
+      const message = proofMessage(purpose, challenge, form);
       const block = pemBlock(key.spkiPem, ['PUBLIC KEY']);
       if (!block) return false;
       const parsed = fromSpki(der(block.der));

@@ -11,6 +11,8 @@
  * Both use the one KeyCrypto in `key-crypto.ts` (WebCrypto + forge's ASN.1 and MD5).
  */
 
+import type { SignaturePurpose } from '@hostadm/shared/crypto/signed-messages.ts';
+
 export type PeerKind = 'agent' | 'client';
 export type KeyAlgorithm = 'rsa' | 'ed25519';
 
@@ -95,7 +97,8 @@ export interface ParsedPublicKey {
 export interface KeyCrypto {
   /** base64 of a PEM public key or X.509 certificate → SPKI PEM; throws a HostadmError 400 when unusable. */
   parsePublicKey(pubKeyB64: string): ParsedPublicKey;
-  verifyProof(key: KeyRecord, message: string, proofB64: string, form: 'original' | 'signature'): boolean | Promise<boolean>;
+  /** Whether the proof covers `challenge` as signed for `purpose` (shared/src/crypto/signed-messages.ts). */
+  verifyProof(key: KeyRecord, purpose: SignaturePurpose, challenge: string, proofB64: string, form: 'original' | 'signature'): boolean | Promise<boolean>;
 }
 
 export interface Clock {

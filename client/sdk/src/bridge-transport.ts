@@ -17,7 +17,7 @@ import {
   type SecureChannel,
 } from '@hostadm/shared/crypto/index.ts';
 import { ConnectionError } from './errors.ts';
-import { signMessage, textToBase64 } from './key-auth.ts';
+import { signChallenge, textToBase64 } from './key-auth.ts';
 import type { CloseInfo, Transport, TransportFactory, TransportHandlers } from './transport.ts';
 import { describeHost, matches, peerLabel, relayUrl, type AnnouncedPeer, type BridgeHostSelector } from './bridge-hosts.ts';
 import { globalWebSocket, type WebSocketConstructor, type WebSocketLike } from './websocket.ts';
@@ -295,7 +295,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
           if (stage1.name !== 'response' || !isRecord(stage1.args) || typeof stage1.args.test_string !== 'string') {
             throw new ConnectionError(`the bridge refused sign-in: ${errorText(stage1)}`);
           }
-          const signature = await signMessage(options.key.privatePem, stage1.args.test_string);
+          const signature = await signChallenge(options.key.privatePem, 'bridge-signin', stage1.args.test_string);
           const stage2 = await bridgeRequest('auth_ssl', { signature });
           if (stage2.name !== 'response') throw new ConnectionError(`the bridge refused the key ${md5}: ${errorText(stage2)} (enroll it with a client join token first)`);
 

@@ -42,7 +42,7 @@ export { webSocketTransport } from './websocket.ts';
 export type { WebSocketConstructor, WebSocketLike, WebSocketTransportOptions } from './websocket.ts';
 export { bridgeTransport, relayUrl } from './bridge-transport.ts';
 export type { BridgeHostSelector, BridgeTransportOptions } from './bridge-transport.ts';
-export { signMessage, textToBase64 } from './key-auth.ts';
+export { signChallenge, textToBase64 } from './key-auth.ts';
 export {
   classNames,
   isClass,

@@ -1,10 +1,11 @@
 /**
- * Key sign-in for direct connections, with WebCrypto only (Node 22+, browsers in secure contexts,
- * Workers): the `auth_ssl` stage-2 `signature` form, an RSASSA-PKCS1-v1_5/SHA-256 (RSA) or Ed25519
- * signature of the test string, base64. The same signature over the session token is the `proof`
- * that `register_ssl_cert` asks for. Private keys are PEM: PKCS#8 (`PRIVATE KEY`) or PKCS#1
+ * Key sign-in, with WebCrypto only (Node 22+, browsers in secure contexts, Workers): the `auth_ssl`
+ * stage-2 `signature` form, an RSASSA-PKCS1-v1_5/SHA-256 (RSA) or Ed25519 signature of a labelled test
+ * string (one label for agents, another for bridges), base64; and the `proof` that `register_ssl_cert`
+ * asks for, the same over the labelled session token. Private keys are PEM: PKCS#8 (`PRIVATE KEY`) or PKCS#1
  * (`RSA PRIVATE KEY`, wrapped into PKCS#8 here); encrypted keys are not supported.
  */
+import { signedMessage, type SignaturePurpose } from '@hostadm/shared/crypto/signed-messages.ts';
 import { HostadmClientError } from './errors.ts';
 
 export type KeyAlgorithm = 'rsa' | 'ed25519';
@@ -40,8 +41,23 @@ export function privateKeyDer(privatePem: string): { der: Uint8Array; algorithm:
   throw new HostadmClientError('unsupported private key algorithm (RSA and Ed25519 keys are supported)');
 }
 
-/** base64 signature of `message` (UTF-8) with the PEM private key: RSA-SHA256 or Ed25519. */
-export async function signMessage(privatePem: string, message: string): Promise<string> {
+/**
+ * base64 signature, with the PEM private key, of the challenge a peer issued for `purpose`: label ‖
+ * challenge (shared/src/crypto/signed-messages.ts). A challenge of the wrong shape is refused rather
+ * than signed: a peer that could choose the bytes could make them spell another purpose's message.
+ */
+export async function signChallenge(privatePem: string, purpose: SignaturePurpose, challenge: string): Promise<string> {
+  let message: string;
+  try {
+    message = signedMessage(purpose, challenge);
+  } catch (err) {
+    throw new HostadmClientError((err as Error).message);
+  }
+  return signMessage(privatePem, message);
+}
+
+/** base64 signature of `message` (UTF-8) with the PEM private key: RSA-SHA256 or Ed25519. Only signChallenge calls it. */
+async function signMessage(privatePem: string, message: string): Promise<string> {
   const subtle = (globalThis as { crypto?: { subtle?: SubtleLike } }).crypto?.subtle;
   if (!subtle) throw new HostadmClientError('WebCrypto is not available here (browsers offer it only on https:// or localhost pages)');
   const { der, algorithm } = privateKeyDer(privatePem);

@@ -17,7 +17,7 @@ import type { z } from 'zod';
 import type { identify as identifyContract, query as queryContract } from '@hostadm/shared/api/rpc.ts';
 import { isObject, isQueued } from '../contracts.ts';
 import { HostadmClientError, HostadmRequestError, targetLabel } from '../errors.ts';
-import { signMessage, textToBase64 } from '../key-auth.ts';
+import { signChallenge, textToBase64 } from '../key-auth.ts';
 import { namespaceProxy, type AdminClient, type RpcClient } from '../proxy.ts';
 import type { CallOptions, DispatcherEvent, EventName, HostadmEvent, JobHandle, QueuedJob } from '../types.ts';
 import { ContractCalls } from './calls.ts';
@@ -201,7 +201,7 @@ export class HostadmClient {
     if (!session) throw new HostadmClientError('sign in before registering a key');
     const args: Record<string, string> = {
       pub_key: textToBase64(key.certPem),
-      proof: await signMessage(key.privatePem, session.token),
+      proof: await signChallenge(key.privatePem, 'register-proof', session.token),
     };
     if (key.nickname !== undefined) args.nickname = key.nickname;
     if (key.email !== undefined) args.email = key.email;

@@ -9,7 +9,7 @@
  */
 import { isObject } from '../contracts.ts';
 import { HostadmClientError, HostadmRequestError } from '../errors.ts';
-import { signMessage } from '../key-auth.ts';
+import { signChallenge } from '../key-auth.ts';
 import type { Transport } from '../transport.ts';
 import type { CallOptions } from '../types.ts';
 import type { ClientState } from './connection.ts';
@@ -137,7 +137,7 @@ export class SessionKeeper {
       const stage1 = await send({ namespace: 'rpc', name: 'auth_ssl' }, '', opts, transport);
       const testString = isObject(stage1) && typeof stage1.test_string === 'string' ? stage1.test_string : undefined;
       if (testString === undefined) throw new HostadmClientError(`auth_ssl stage 1 gave no test_string: ${JSON.stringify(stage1)}`);
-      const signature = await signMessage(method.key.privatePem, testString);
+      const signature = await signChallenge(method.key.privatePem, 'agent-signin', testString);
       reply = await send({ namespace: 'rpc', name: 'auth_ssl' }, { signature }, opts, transport);
     }
     // Every sign-in answers `[token, ttlSeconds]`.
