@@ -6,6 +6,7 @@
  * while publishing, so after a later request's reply arrives on the same socket, any event for that
  * socket would already have arrived before it.
  */
+import { EVERYONE } from '@hostadm/agent/events/audience.ts';
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ErrorArgs } from '@hostadm/shared/protocol/errors.ts';
@@ -29,7 +30,7 @@ test('subscribing needs a signed-in connection', async (t) => {
   assert.equal(refused.name, 'error');
   assert.deepEqual(refused.args, { code: 401, message: 'Unauthorized' });
 
-  agent.services.events.publish('dispatcher', { job: 'before-login' });
+  agent.services.events.publish('dispatcher', { job: 'before-login' }, EVERYONE);
   await settle(client);
   assert.deepEqual(client.events, []);
 
@@ -49,7 +50,7 @@ test('a published event reaches exactly the connections subscribed to it, in the
   assert.deepEqual((await otherKind.request('events', 'subscribe', ['life-preserver'])).args, { subscribe: ['life-preserver'] });
 
   const payload = { proc_id: 'admin-1', success: 'true', cmd_list: ['/usr/bin/true'], log: '' };
-  const delivered = agent.services.events.publish('dispatcher', payload);
+  const delivered = agent.services.events.publish('dispatcher', payload, EVERYONE);
   assert.equal(delivered, 1);
 
   const event = await subscribed.nextEvent();
@@ -70,7 +71,7 @@ test('unsubscribe stops delivery on that connection only', async (t) => {
   await a.request('events', 'subscribe', ['dispatcher', 'system-state']);
   await b.request('events', 'subscribe', ['dispatcher']);
 
-  agent.services.events.publish('dispatcher', { n: 1 });
+  agent.services.events.publish('dispatcher', { n: 1 }, EVERYONE);
   await settle(a);
   await settle(b);
   assert.equal(a.events.length, 1);
@@ -79,8 +80,8 @@ test('unsubscribe stops delivery on that connection only', async (t) => {
   const reply = await a.request('events', 'unsubscribe', ['dispatcher'], 'unsub-1');
   assert.deepEqual(reply, { id: 'unsub-1', name: 'response', namespace: 'events', args: { unsubscribe: ['dispatcher'] } });
 
-  agent.services.events.publish('dispatcher', { n: 2 });
-  agent.services.events.publish('system-state', { load: 1 });
+  agent.services.events.publish('dispatcher', { n: 2 }, EVERYONE);
+  agent.services.events.publish('system-state', { load: 1 }, EVERYONE);
   await settle(a);
   await settle(b);
   // a still gets what it kept, and no more dispatcher events; b is unaffected.
@@ -90,8 +91,8 @@ test('unsubscribe stops delivery on that connection only', async (t) => {
 
 test('subscribing re-sends the last event of that kind at once', async (t) => {
   const agent = await agentFor(t);
-  agent.services.events.publish('dispatcher', { n: 1 });
-  agent.services.events.publish('dispatcher', { n: 2 });
+  agent.services.events.publish('dispatcher', { n: 1 }, EVERYONE);
+  agent.services.events.publish('dispatcher', { n: 2 }, EVERYONE);
 
   const client = await clientFor(t, agent, 'admin');
   const reply = await client.request('events', 'subscribe', 'dispatcher');
@@ -116,13 +117,13 @@ test('a single name and the underscore spellings are accepted and answered with 
   assert.deepEqual((await client.request('events', 'subscribe', 'dispatcher')).args, { subscribe: ['dispatcher'] });
 
   const lp = { message: 'snapshot created', priority: 'info', class: 'snapshot' };
-  agent.services.events.publish('life-preserver', lp);
-  agent.services.events.publish('system-state', { cpu: '3%' });
+  agent.services.events.publish('life-preserver', lp, EVERYONE);
+  agent.services.events.publish('system-state', { cpu: '3%' }, EVERYONE);
   await settle(client);
   assert.deepEqual(client.events, [eventEnvelope('life-preserver', lp), eventEnvelope('system-state', { cpu: '3%' })]);
 
   assert.deepEqual((await client.request('events', 'unsubscribe', 'life_preserver')).args, { unsubscribe: ['life-preserver'] });
-  agent.services.events.publish('life-preserver', lp);
+  agent.services.events.publish('life-preserver', lp, EVERYONE);
   await settle(client);
   assert.equal(client.events.length, 2);
 });
@@ -145,7 +146,7 @@ test('an unknown event name is 400 naming the field, and subscribes nothing', as
   assert.match(single.message, /life-preserver/);
 
   // The refused ['dispatcher', 'bogus'] did not subscribe to dispatcher either.
-  agent.services.events.publish('dispatcher', { n: 1 });
+  agent.services.events.publish('dispatcher', { n: 1 }, EVERYONE);
   await settle(client);
   assert.deepEqual(client.events, []);
 
@@ -181,19 +182,19 @@ test('after auth_clear the connection receives no more events', async (t) => {
   const agent = await agentFor(t);
   const client = await clientFor(t, agent, 'admin');
   await client.request('events', 'subscribe', ['dispatcher']);
-  agent.services.events.publish('dispatcher', { n: 1 });
+  agent.services.events.publish('dispatcher', { n: 1 }, EVERYONE);
   await settle(client);
   assert.equal(client.events.length, 1);
 
   const cleared = await client.request('rpc', 'auth_clear', {});
   assert.equal(cleared.name, 'response');
-  agent.services.events.publish('dispatcher', { n: 2 });
+  agent.services.events.publish('dispatcher', { n: 2 }, EVERYONE);
   await settle(client);
   assert.equal(client.events.length, 1);
 
   // Signing in again does not bring the old subscription back; subscribing again does.
   await client.login('admin');
-  agent.services.events.publish('dispatcher', { n: 3 });
+  agent.services.events.publish('dispatcher', { n: 3 }, EVERYONE);
   await settle(client);
   assert.equal(client.events.length, 1);
   await client.request('events', 'subscribe', ['dispatcher']);
@@ -213,7 +214,7 @@ test('a connection whose token moved to another connection (auth_token) receives
   assert.deepEqual((await first.request('rpc', 'query', {})).args, { code: 401, message: 'Unauthorized' });
 
   // ...so it must not keep receiving the host's events either.
-  agent.services.events.publish('dispatcher', { secret: 'job output' });
+  agent.services.events.publish('dispatcher', { secret: 'job output' }, EVERYONE);
   await settle(first);
   assert.deepEqual(first.events, []);
 });
@@ -226,7 +227,7 @@ test('a connection whose session timed out receives no more events', async (t) =
   agent.clock.advance(301); // past the 300 s token validity
   const query = await client.request('rpc', 'query', {});
 
-  agent.services.events.publish('dispatcher', { secret: 'job output' });
+  agent.services.events.publish('dispatcher', { secret: 'job output' }, EVERYONE);
   await settle(client);
   // Whichever way the agent treats a listening connection, it must be consistent: a connection it
   // answers 401 (signed out by the timeout) is not sent the host's events.

@@ -5,6 +5,7 @@
  * - event latency from publish in the agent to receipt by a subscribed WebSocket client.
  */
 import { startTestAgent, TestClient, type Envelope } from '../helpers/agent.ts';
+import { EVERYONE } from '@hostadm/agent/events/audience.ts';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 300);
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 50);
@@ -66,7 +67,7 @@ await new Promise<void>((resolve) => {
   });
   let sent = 0;
   const tick = () => {
-    for (let i = 0; i < 20 && sent < EVENTS; i++, sent++) agent.services.events.publish('dispatcher', { bench_sent: performance.now() });
+    for (let i = 0; i < 20 && sent < EVENTS; i++, sent++) agent.services.events.publish('dispatcher', { bench_sent: performance.now() }, EVERYONE);
     if (sent < EVENTS) setImmediate(tick);
   };
   tick();

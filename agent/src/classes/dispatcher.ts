@@ -1,6 +1,7 @@
 /** rpc `dispatcher`: run caller-submitted commands as jobs, list, kill, acknowledge, read logs. */
 import { dispatcher as contract } from '@hostadm/shared/api/dispatcher.ts';
-import { badRequest, forbidden } from '@hostadm/shared/protocol/errors.ts';
+import { badRequest } from '@hostadm/shared/protocol/errors.ts';
+import { maySee, ownedBy, viewerOf } from '../events/audience.ts';
 import { implementClass } from './types.ts';
 import { splitCommandLine, CommandLineError } from '../jobs/command-line.ts';
 import { RUN_JOB_TYPE } from '../jobs/run-job.ts';
@@ -27,8 +28,8 @@ export const dispatcherImpl = implementClass(contract, (services) => ({
     ctx.audit.detail = `started ${started.join(', ')}: ${jobs.map((j) => j.commands.join(' && ')).join(' | ')}`;
     return { started };
   },
-  async list() {
-    return { jobs: services.jobs.list() };
+  async list(_args, ctx) {
+    return { jobs: services.jobs.list(viewerOf(ctx.session)) };
   },
   async kill(args, ctx) {
     const jobs = await services.jobs.kill(args.job_id, ctx.session.user);
@@ -40,8 +41,10 @@ export const dispatcherImpl = implementClass(contract, (services) => ({
   },
   async log(args, ctx) {
     const job = services.jobs.read(args.job_id);
-    if (!job) throw badRequest(`job_id: no job "${args.job_id}" (never submitted, or purged after its retention time)`, [{ field: 'job_id', message: 'no such job' }]);
-    if (ctx.session.level !== 'full' && job.owner !== ctx.session.user) throw forbidden('reading another user\'s job log needs full access');
+    // Another user's job answers exactly like a missing one: a limited user learns nothing of it.
+    if (!job || !maySee(viewerOf(ctx.session), ownedBy(job.owner))) {
+      throw badRequest(`job_id: no job "${args.job_id}" that you may read (never submitted, purged after its retention time, or another user's)`, [{ field: 'job_id', message: 'no such job' }]);
+    }
     const iso = (d: Date | null) => (d ? d.toISOString() : '');
     return {
       log: {

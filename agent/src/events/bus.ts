@@ -1,10 +1,12 @@
 /**
- * Event subscriptions per connection. Handlers publish through `publish(name, payload)` with the
- * payload type declared for that event; subscribers get the notification envelope, and a new
- * subscriber gets the last event of each kind at once.
+ * Event subscriptions per connection. Handlers publish through `publish(name, payload, audience)` with
+ * the payload type declared for that event; a subscriber gets the notification envelope only when its
+ * current viewer may see the event (audience.ts), and a new subscriber gets, at once, the last event of
+ * each kind that it may see.
  */
 import { eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import type { EventName } from '@hostadm/shared/api/events.ts';
+import { maySee, type Audience, type Viewer } from './audience.ts';
 
 /** Payload types per event; later classes narrow `dispatcher` etc. to their declared shapes. */
 export interface EventPayloads {
@@ -16,11 +18,23 @@ export interface EventPayloads {
 export interface Subscriber {
   readonly id: string;
   push(envelope: unknown): void;
+  /** Who is signed in on the subscribing connection now; null ends the subscription. */
+  viewer(): Viewer | null;
 }
+
+interface LastEvent {
+  seq: number;
+  audience: Audience;
+  payload: unknown;
+}
+
+/** Last events kept per kind and audience: bounded by the number of users who own jobs. */
+const audienceKey = (a: Audience) => (a.kind === 'everyone' ? '*' : `u:${a.owner}`);
 
 export class EventBus {
   private readonly subscriptions = new Map<string, { subscriber: Subscriber; names: Set<EventName> }>();
-  private readonly last = new Map<EventName, unknown>();
+  private readonly last = new Map<EventName, Map<string, LastEvent>>();
+  private seq = 0;
 
   subscribe(subscriber: Subscriber, names: readonly EventName[]): void {
     let entry = this.subscriptions.get(subscriber.id);
@@ -28,10 +42,21 @@ export class EventBus {
       entry = { subscriber, names: new Set() };
       this.subscriptions.set(subscriber.id, entry);
     }
+    const viewer = subscriber.viewer();
     for (const name of names) {
       entry.names.add(name);
-      if (this.last.has(name)) subscriber.push(eventEnvelope(name, this.last.get(name)));
+      const latest = viewer && this.lastVisible(name, viewer);
+      if (latest) subscriber.push(eventEnvelope(name, latest.payload));
     }
+  }
+
+  /** The most recent event of `name` that `viewer` may see. */
+  private lastVisible(name: EventName, viewer: Viewer): LastEvent | undefined {
+    let best: LastEvent | undefined;
+    for (const event of this.last.get(name)?.values() ?? []) {
+      if (maySee(viewer, event.audience) && (!best || event.seq > best.seq)) best = event;
+    }
+    return best;
   }
 
   unsubscribe(subscriberId: string, names: readonly EventName[]): void {
@@ -46,12 +71,21 @@ export class EventBus {
     this.subscriptions.delete(subscriberId);
   }
 
-  publish<N extends EventName>(name: N, payload: EventPayloads[N]): number {
-    this.last.set(name, payload);
+  /** Delivers to every subscriber of `name` whose viewer may see it; returns how many got it. */
+  publish<N extends EventName>(name: N, payload: EventPayloads[N], audience: Audience): number {
+    let byAudience = this.last.get(name);
+    if (!byAudience) this.last.set(name, (byAudience = new Map()));
+    byAudience.set(audienceKey(audience), { seq: ++this.seq, audience, payload });
     const envelope = eventEnvelope(name, payload);
     let delivered = 0;
-    for (const { subscriber, names } of this.subscriptions.values()) {
+    for (const { subscriber, names } of [...this.subscriptions.values()]) {
       if (!names.has(name)) continue;
+      const viewer = subscriber.viewer();
+      if (!viewer) {
+        this.drop(subscriber.id);
+        continue;
+      }
+      if (!maySee(viewer, audience)) continue;
       subscriber.push(envelope);
       delivered++;
     }

@@ -10,6 +10,7 @@ import type { z } from 'zod';
 import { HostadmError, badRequest } from '@hostadm/shared/protocol/errors.ts';
 import type { CommandRunner } from '../runner/runner.ts';
 import type { EventBus } from '../events/bus.ts';
+import { maySee, ownedBy, type Viewer } from '../events/audience.ts';
 import type { Clock } from '../server/context.ts';
 import { JobLog } from './job-log.ts';
 import { JobStore, type StoredJob } from './job-store.ts';
@@ -137,12 +138,17 @@ export class Dispatcher {
     return ids;
   }
 
-  /** `list`: jobs by queue, then id. Finished jobs stay until acknowledged or purged. */
-  list(): Partial<Record<QueueName, Record<string, z.input<typeof jobRecord>>>> {
+  /**
+   * `list`: the jobs `viewer` may see (its own; all with full access), by queue, then id. Finished jobs
+   * stay until acknowledged or purged. Queue positions count every job, as they say when a job starts.
+   */
+  list(viewer: Viewer): Partial<Record<QueueName, Record<string, z.input<typeof jobRecord>>>> {
     const out: Partial<Record<QueueName, Record<string, z.input<typeof jobRecord>>>> = {};
-    const put = (queue: QueueName, id: string, rec: z.input<typeof jobRecord>) => ((out[queue] ??= {})[id] = rec);
+    const put = (queue: QueueName, record: StoredJob, rec: z.input<typeof jobRecord>) => {
+      if (maySee(viewer, ownedBy(record.owner))) (out[queue] ??= {})[record.id] = rec;
+    };
     for (const record of this.deps.store.listedFinished()) {
-      put(record.queue, record.id, {
+      put(record.queue, record, {
         commands: record.commands,
         queue_position: '-',
         state: 'finished',
@@ -151,8 +157,8 @@ export class Dispatcher {
       });
     }
     for (const q of QUEUES) {
-      for (const job of this.running.get(q)?.values() ?? []) put(q, job.record.id, { commands: job.record.commands, queue_position: '0', state: 'running' });
-      this.queueOf(q).forEach((job, i) => put(q, job.record.id, { commands: job.record.commands, queue_position: String(i + 1), state: 'pending' }));
+      for (const job of this.running.get(q)?.values() ?? []) put(q, job.record, { commands: job.record.commands, queue_position: '0', state: 'running' });
+      this.queueOf(q).forEach((job, i) => put(q, job.record, { commands: job.record.commands, queue_position: String(i + 1), state: 'pending' }));
     }
     return out;
   }
@@ -383,7 +389,7 @@ export class Dispatcher {
       },
       { params, state, log: job.log.value, newOutput, outcome },
     );
-    this.deps.events.publish('dispatcher', payload);
+    this.deps.events.publish('dispatcher', payload, ownedBy(job.record.owner));
   }
 }
 

@@ -14,6 +14,7 @@ import type { Session } from './sessions.ts';
 import { authorize, subsystemKey, subsystemsFor } from './access.ts';
 import { isAuthOperation, runAuthOperation } from './auth-ops.ts';
 import { fieldErrors, invalidArgs, parseOrThrow } from './validate.ts';
+import { viewerOf } from '../events/audience.ts';
 
 interface ServedClass {
   contract: ClassContract;
@@ -162,16 +163,17 @@ export class Pipeline {
   private events(name: string, rawArgs: unknown, ctx: AuthedContext): unknown {
     const { connection, services } = ctx;
     if (!connection.push) throw notFound('events exist over WebSocket only');
-    const deliver = connection.push.bind(connection);
-    // Events are for signed-in connections only: once the session expires or moves to another
-    // connection, the subscription ends instead of leaking job output to a signed-out socket.
-    const push = (envelope: unknown) => {
-      if (this.currentSession(connection)) deliver(envelope);
-      else services.events.drop(connection.id);
+    const push = connection.push.bind(connection);
+    // Events are for signed-in connections only, and each goes to those who may see it, judged by who
+    // is signed in at delivery: once the session expires or moves to another connection the
+    // subscription ends instead of leaking job output to a signed-out socket.
+    const viewer = () => {
+      const session = this.currentSession(connection);
+      return session ? viewerOf(session) : null;
     };
     if (name === 'subscribe') {
       const names = parseOrThrow(eventOperations.subscribe.args, rawArgs, 'events/subscribe');
-      services.events.subscribe({ id: connection.id, push }, names);
+      services.events.subscribe({ id: connection.id, push, viewer }, names);
       return { subscribe: names };
     }
     if (name === 'unsubscribe') {
