@@ -16,6 +16,7 @@ import { createRunner, type CommandRunner } from './runner/runner.ts';
 import { EventBus } from './events/bus.ts';
 import { SessionStore } from './server/sessions.ts';
 import { Blacklist } from './server/blacklist.ts';
+import { SignInGate } from './server/sign-in-gate.ts';
 import { KeyRegistry } from './server/keys.ts';
 import { SslChallenges } from './server/ssl-auth.ts';
 import { Audit } from './server/audit.ts';
@@ -39,7 +40,10 @@ export interface AgentOptions {
   simPassword?: string;
   adminGroup?: string;
   tls?: { certFile: string; keyFile: string };
-  config?: Partial<Omit<AgentConfig, 'blacklist'>> & { blacklist?: Partial<AgentConfig['blacklist']> };
+  config?: Partial<Omit<AgentConfig, 'blacklist' | 'passwordChecks'>> & {
+    blacklist?: Partial<AgentConfig['blacklist']>;
+    passwordChecks?: Partial<AgentConfig['passwordChecks']>;
+  };
   clock?: Clock;
   logger?: Logger;
   /** Replaces the real runner (tests aim the Linux platform at a namespace this way). */
@@ -72,7 +76,16 @@ export function defaultConfig(overrides: AgentOptions['config'] = {}): AgentConf
     maxInFlightPerConnection: LIMITS.maxInFlightPerConnection,
     allowPasswordAuth: true,
     strictReplies: false,
+    maxConnectionsPerAddress: LIMITS.maxConnectionsPerAddress,
+    maxSendBufferBytes: LIMITS.maxSendBufferBytes,
     ...overrides,
+    passwordChecks: {
+      maxConcurrent: LIMITS.maxConcurrentPasswordChecks,
+      maxQueued: LIMITS.maxQueuedPasswordChecks,
+      burst: LIMITS.passwordAttemptBurst,
+      perSecond: LIMITS.passwordAttemptsPerSecond,
+      ...overrides.passwordChecks,
+    },
     blacklist: {
       failures: LIMITS.blacklistFailures,
       windowSeconds: LIMITS.blacklistWindowSeconds,
@@ -107,6 +120,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     config: { ...DEFAULT_DISPATCHER_CONFIG, ...options.dispatcher },
   });
   jobs.register(runJobType);
+  const blacklist = new Blacklist(store.db, clock, config.blacklist);
   const services: AgentServices = {
     config,
     clock,
@@ -117,7 +131,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     jobs,
     hostKey: loadOrCreateHostKey(options.dataDir),
     sessions: new SessionStore(clock, config.tokenTtlSeconds),
-    blacklist: new Blacklist(store.db, clock, config.blacklist),
+    blacklist,
+    passwordChecks: new SignInGate(config.passwordChecks, clock, blacklist),
     keys: new KeyRegistry(store.db, clock),
     sslChallenges: new SslChallenges(clock, config.sslWindowSeconds),
     audit: new Audit(store.db, clock),

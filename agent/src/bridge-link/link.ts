@@ -149,7 +149,15 @@ export class BridgeLink {
   }
 
   private sendRaw(text: string): void {
-    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(text);
+    const ws = this.ws;
+    if (ws?.readyState !== WebSocket.OPEN) return;
+    // A bridge that stops reading would make the agent buffer every reply: drop the link and redial.
+    if (ws.bufferedAmount > this.options.pipeline.services.config.maxSendBufferBytes) {
+      this.log.warn({ bridge: this.options.url, buffered: ws.bufferedAmount }, 'the bridge is not reading; reconnecting');
+      ws.terminate();
+      return;
+    }
+    ws.send(text);
   }
 
   private send(envelope: Envelope): void {

@@ -58,12 +58,13 @@ function blocked(): HostadmError {
 }
 
 async function passwordSignIn(args: { username: string; password: string }, ctx: RequestContext): Promise<TokenReply> {
-  const { services } = ctx;
+  const { services, connection } = ctx;
   if (!services.config.allowPasswordAuth) throw unauthorized();
   let ok = false;
   try {
-    ok = await services.platform.accounts.verifyPassword(args.username, args.password);
+    ok = await services.passwordChecks.run(connection.address, () => services.platform.accounts.verifyPassword(args.username, args.password));
   } catch (err) {
+    if (err instanceof HostadmError && err.code === 'TOO_MANY_REQUESTS') throw err;
     // A platform that cannot check passwords is not a wrong password: log it, answer 401, count nothing.
     services.logger.error({ err, user: args.username }, 'password check failed');
     throw new HostadmError('UNAUTHORIZED', 'Unauthorized', { cause: err });

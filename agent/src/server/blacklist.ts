@@ -40,6 +40,18 @@ export class Blacklist {
     return false;
   }
 
+  /** Whether the address is blocked once `pending` checks still running fail too. */
+  wouldBlock(address: string, pending: number): boolean {
+    if (this.exempt(address)) return false;
+    const windowStart = new Date(this.clock.now() - this.config.windowSeconds * 1000);
+    const recent = this.db
+      .select({ id: authFailures.id })
+      .from(authFailures)
+      .where(and(eq(authFailures.address, address), gt(authFailures.at, windowStart)))
+      .all().length;
+    return recent + pending >= this.config.failures;
+  }
+
   /** Records a failed sign-in; returns true when this failure blocks the address. */
   recordFailure(address: string): boolean {
     if (this.exempt(address)) return false;

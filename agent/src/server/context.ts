@@ -6,6 +6,7 @@ import type { EventBus } from '../events/bus.ts';
 import type { Audit } from './audit.ts';
 import type { SessionStore, Session } from './sessions.ts';
 import type { Blacklist } from './blacklist.ts';
+import type { SignInGate, SignInGateConfig } from './sign-in-gate.ts';
 import type { SslChallenges } from './ssl-auth.ts';
 import type { KeyRegistry } from './keys.ts';
 import type { Dispatcher } from '../jobs/dispatcher.ts';
@@ -50,6 +51,12 @@ export interface AgentConfig {
   };
   /** Validate every reply against its contract (tests and development); a mismatch becomes a 500. */
   strictReplies: boolean;
+  /** Password sign-in bounds (sign-in-gate.ts). */
+  passwordChecks: SignInGateConfig;
+  /** Concurrent WebSocket connections from one address; more are refused with HTTP 429. */
+  maxConnectionsPerAddress: number;
+  /** Bytes queued for a peer that does not read before its connection is closed (1013). */
+  maxSendBufferBytes: number;
 }
 
 export interface Clock {
@@ -65,6 +72,7 @@ export interface AgentServices {
   readonly events: EventBus;
   readonly sessions: SessionStore;
   readonly blacklist: Blacklist;
+  readonly passwordChecks: SignInGate;
   readonly keys: KeyRegistry;
   readonly sslChallenges: SslChallenges;
   readonly audit: Audit;

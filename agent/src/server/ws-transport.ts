@@ -14,13 +14,15 @@ import type { Pipeline } from './pipeline.ts';
 import { isAuthOperation } from './auth-ops.ts';
 
 /** Close codes we send (RFC 6455 range plus application codes). */
-export const CLOSE = { normal: 1000, policy: 1008, tooBig: 1009, idle: 4000, unauthenticated: 4001 } as const;
+export const CLOSE = { normal: 1000, policy: 1008, tooBig: 1009, tryAgainLater: 1013, idle: 4000, unauthenticated: 4001 } as const;
 
 export class WebSocketTransport {
   private readonly wss: WebSocketServer;
   private readonly pipeline: Pipeline;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly alive = new WeakSet<WebSocket>();
+  /** Open sockets per remote address, counted from the upgrade request to the socket's close. */
+  private readonly perAddress = new Map<string, number>();
 
   constructor(pipeline: Pipeline) {
     this.pipeline = pipeline;
@@ -44,10 +46,18 @@ export class WebSocketTransport {
   /** Called from the HTTP server's `upgrade` event. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const address = req.socket.remoteAddress ?? '';
-    if (this.pipeline.services.blacklist.isBlocked(address)) {
+    const { blacklist, config } = this.pipeline.services;
+    const open = this.perAddress.get(address) ?? 0;
+    if (blacklist.isBlocked(address) || open >= config.maxConnectionsPerAddress) {
       socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
+    this.perAddress.set(address, open + 1);
+    socket.once('close', () => {
+      const left = (this.perAddress.get(address) ?? 1) - 1;
+      if (left > 0) this.perAddress.set(address, left);
+      else this.perAddress.delete(address);
+    });
     this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req));
   }
 
@@ -60,7 +70,16 @@ export class WebSocketTransport {
       address: req.socket.remoteAddress ?? '',
       token: null,
       push: (envelope) => {
-        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(envelope));
+        if (ws.readyState !== ws.OPEN) return;
+        // A peer that does not read would make us buffer without limit: past the cap it is closed.
+        if (ws.bufferedAmount > config.maxSendBufferBytes) {
+          logger.warn({ connection: connection.id, address: connection.address, buffered: ws.bufferedAmount }, 'peer is not reading; closing');
+          ws.close(CLOSE.tryAgainLater, 'send buffer full: the client is not reading');
+          // The close frame waits behind the unread data; do not wait for the peer to read it.
+          setTimeout(() => ws.terminate(), 1000).unref();
+          return;
+        }
+        ws.send(JSON.stringify(envelope));
       },
       close: (code, reason) => ws.close(code, reason),
     };

@@ -3,6 +3,8 @@
  * these; anything else is normalized to `HOST_ERROR` at the boundary (tRPC's codes.ts idea).
  * The numeric code is what goes on the wire in `args.code`; REST uses it as the HTTP status.
  */
+import { LIMITS } from './limits.ts';
+
 export const ERROR_CODES = {
   BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
@@ -66,8 +68,8 @@ export class HostadmError extends Error {
   toArgs(): ErrorArgs {
     // The spec fixes the 401 body to exactly {code, message:"Unauthorized"}: never leak a reason there.
     if (this.code === 'UNAUTHORIZED') return { code: 401, message: ERROR_MESSAGES.UNAUTHORIZED };
-    const args: ErrorArgs = { code: this.status, message: this.message };
-    if (this.fieldErrors.length > 0) args.errors = this.fieldErrors;
+    const args: ErrorArgs = { code: this.status, message: capMessage(this.message) };
+    if (this.fieldErrors.length > 0) args.errors = capFieldErrors(this.fieldErrors);
     return args;
   }
 }
@@ -90,4 +92,22 @@ export function toHostadmError(cause: unknown): HostadmError {
 export function errorCodeName(code: number): ErrorCodeName | undefined {
   for (const [name, value] of Object.entries(ERROR_CODES)) if (value === code) return name as ErrorCodeName;
   return undefined;
+}
+
+/**
+ * At most `max` field errors; past that a last entry `{field: "(more)", message: "N more problems not
+ * listed"}` says how many were left out, so a frame full of bad fields cannot make a huge reply.
+ */
+export function capFieldErrors(errors: FieldError[], max: number = LIMITS.maxFieldErrors): FieldError[] {
+  const alreadyCapped = errors.length === max + 1 && errors[max]!.field === '(more)';
+  if (errors.length <= max || alreadyCapped) return errors;
+  return [...errors.slice(0, max), { field: '(more)', message: `${errors.length - max} more problems not listed` }];
+}
+
+/** Error messages name what went wrong; one that lists thousands of fields is cut, saying by how much. */
+const MAX_MESSAGE_CHARS = 4096;
+
+function capMessage(message: string): string {
+  if (message.length <= MAX_MESSAGE_CHARS) return message;
+  return `${message.slice(0, MAX_MESSAGE_CHARS)}… (${message.length - MAX_MESSAGE_CHARS} more characters)`;
 }

@@ -4,9 +4,14 @@
  * check arguments before sending, so a user sees the same words wherever a check fails.
  */
 import type { z } from 'zod';
-import type { FieldError } from './errors.ts';
+import { capFieldErrors, type FieldError } from './errors.ts';
 
+/** Capped as every error reply is (capFieldErrors), so summaries built from it stay short too. */
 export function fieldErrors(error: z.ZodError, prefix = ''): FieldError[] {
+  return capFieldErrors(allFieldErrors(error, prefix));
+}
+
+function allFieldErrors(error: z.ZodError, prefix: string): FieldError[] {
   const out: FieldError[] = [];
   for (const issue of error.issues) {
     const base = [prefix, ...issue.path.map(String)].filter(Boolean).join('.');

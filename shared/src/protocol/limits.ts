@@ -22,4 +22,16 @@ export const LIMITS = {
   maxRelayFrameBytes: 4 * 1024 * 1024 + 128,
   /** Requests one connection may have in flight; more are refused with 429. */
   maxInFlightPerConnection: 64,
+  /** Field errors listed in one 400; the rest are counted in a last entry (a 1 MiB frame once gave 90,000). */
+  maxFieldErrors: 100,
+  /** Bytes queued for a peer that does not read before its connection is closed (1013). */
+  maxSendBufferBytes: 8 * 1024 * 1024,
+  /** Concurrent WebSocket connections from one address (loopback included); more are refused with HTTP 429. */
+  maxConnectionsPerAddress: 256,
+  /** Password checks running at once (each costs a hash or a PAM conversation), and waiting for a turn. */
+  maxConcurrentPasswordChecks: 4,
+  maxQueuedPasswordChecks: 32,
+  /** Password sign-in attempts per address: a burst, then a steady rate per second (loopback included). */
+  passwordAttemptBurst: 20,
+  passwordAttemptsPerSecond: 5,
 } as const;

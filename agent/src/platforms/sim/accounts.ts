@@ -2,7 +2,8 @@
  * Accounts and groups of the simulated FreeBSD host (the `accounts` slice). Sign-in uses them, and
  * the users class changes them. Passwords are scrypt hashes, never stored in clear.
  */
-import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
+import { randomBytes, scrypt, scryptSync, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
 import type { SimSlice, SimStore } from './store.ts';
 
 export interface SimAccount {
@@ -38,12 +39,22 @@ export function hashPassword(password: string): string {
   return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
-export function checkPassword(stored: string, password: string): boolean {
-  const [scheme, saltB64, hashB64] = stored.split('$');
-  if (scheme !== 'scrypt' || !saltB64 || !hashB64) return false;
+const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
+
+/** A hash no password matches: unknown and locked accounts are checked against it, at the same cost. */
+const NOTHING = `scrypt$${randomBytes(16).toString('base64')}$${randomBytes(32).toString('base64')}`;
+
+/**
+ * Whether `password` matches `stored` (`*`, a locked account, or no account: `undefined`). Always one
+ * scrypt run, on libuv's thread pool, so it neither blocks the event loop nor tells by its timing
+ * whether the account exists.
+ */
+export async function checkPassword(stored: string | undefined, password: string, kdf = scryptAsync): Promise<boolean> {
+  const usable = stored !== undefined && stored !== '*' && stored.split('$').length === 3 && stored.startsWith('scrypt$');
+  const [, saltB64, hashB64] = (usable ? stored : NOTHING).split('$') as [string, string, string];
   const expected = Buffer.from(hashB64, 'base64');
-  const actual = scryptSync(password, Buffer.from(saltB64, 'base64'), expected.length);
-  return timingSafeEqual(expected, actual);
+  const actual = await kdf(password, Buffer.from(saltB64, 'base64'), expected.length);
+  return timingSafeEqual(expected, actual) && usable;
 }
 
 function account(name: string, uid: number, gid: number, comment: string, home: string, shell: string, password: string): SimAccount {
