@@ -2,7 +2,7 @@
  * @module The bridge's HTTP surface, shared by every runtime (docs/bridge-protocol.md §2.8):
  *
  * - `GET /healthz` → `{"ok":true}`
- * - `GET /metrics` → the relay's counters (JSON)
+ * - `GET /metrics` → the relay's counters (JSON): loopback clients, or `Authorization: Bearer <admin secret>`
  * - `/admin/*` (`Authorization: Bearer <admin secret>`): `GET /admin/keys`, `POST /admin/tokens`,
  *   `POST /admin/revoke` (admin-routes.ts)
  * - `GET /relay` with `Upgrade: websocket` → handed to the runtime's `upgrade` (Node: `ws`; Workers: a
@@ -10,9 +10,10 @@
  *
  * No runtime imports here: the runtime passes what differs (how to upgrade, where the peer address is).
  */
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { adminRoutes } from './admin-routes.ts';
-import type { Relay } from './relay/relay.ts';
+import { bearerAuth } from 'hono/bearer-auth';
+import { isLoopback, type Relay } from './relay/relay.ts';
 
 export interface BridgeRuntime<E extends object = object> {
   /** The peer's address as the transport reports it (Node: socket address; Workers: cf-connecting-ip). */
@@ -33,7 +34,18 @@ export function createBridgeApp<E extends object>(options: BridgeAppOptions<E>):
   const app = new Hono<{ Bindings: E }>();
 
   app.get('/healthz', (c) => c.json({ ok: true }));
-  app.get('/metrics', (c) => c.json(relay.snapshot()));
+  // Counters tell who is connected how often: the operator's, on loopback or with the admin secret.
+  const metricsAuth: MiddlewareHandler<{ Bindings: E }> = bearerAuth({
+    token: options.adminSecret || crypto.randomUUID(),
+    noAuthenticationHeader: { message: { error: 'Unauthorized: /metrics needs Authorization: Bearer <admin secret> (or a loopback client)' } },
+    invalidAuthenticationHeader: { message: { error: 'expected Authorization: Bearer <admin secret>' } },
+    invalidToken: { message: { error: 'Unauthorized: wrong admin secret' } },
+  });
+  app.get(
+    '/metrics',
+    (c, next) => (isLoopback(runtime.remoteAddress(c)) ? next() : metricsAuth(c, next)),
+    (c) => c.json(relay.snapshot()),
+  );
 
   app.route('/admin', adminRoutes(relay, options.adminSecret));
 
@@ -42,7 +54,8 @@ export function createBridgeApp<E extends object>(options: BridgeAppOptions<E>):
       return c.text('This is the bridge\'s WebSocket endpoint: connect with a WebSocket client.\n', 426, { Upgrade: 'websocket' });
     }
     const address = runtime.remoteAddress(c);
-    if (!(await relay.admit(address))) return c.text('Too many failed sign-ins from this address; try again later\n', 429);
+    const refusal = await relay.admit(address);
+    if (refusal) return c.text(`${refusal}\n`, 429);
     return runtime.upgrade(c, address);
   });
 

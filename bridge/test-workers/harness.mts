@@ -1,11 +1,12 @@
 /**
  * Peers for the hub tests inside workerd: keys made with WebCrypto (what a modern client registers:
- * base64 of the SPKI PEM; the proof is base64 of an Ed25519 / RSA-SHA256 signature of the test
- * string), and a WebSocket peer that answers the bridge's identify and list_ssl_checksums requests
+ * base64 of the SPKI PEM; the proof is base64 of an Ed25519 / RSA-SHA256 signature of the labelled
+ * test string), and a WebSocket peer that answers the bridge's identify and list_ssl_checksums requests
  * the way test/bridge/helpers.ts's TestPeer does on Node. Each test talks to its own hub:
  * `/_hub/<name>/...` (HOSTADM_TEST_HOOKS).
  */
 import { env, exports } from 'cloudflare:workers';
+import { signedMessage } from '@hostadm/shared/crypto/signed-messages.ts';
 import { issueJoinToken } from '../src/relay/join-token.ts';
 
 export interface TestKey {
@@ -31,9 +32,10 @@ export async function makeKey(algorithm: 'rsa' | 'ed25519'): Promise<TestKey> {
   return { algorithm, privateKey: pair.privateKey, pubKeyB64: b64(pemBytes), md5: b64(await crypto.subtle.digest('MD5', pemBytes)) };
 }
 
-export async function signatureProof(key: TestKey, message: string): Promise<string> {
+/** A bridge sign-in proof: a signature of "hostadm-signin bridge v1\n" ‖ test string (docs/protocol.md "Signatures"). */
+export async function signatureProof(key: TestKey, testString: string): Promise<string> {
   const algorithm = key.algorithm === 'rsa' ? 'RSASSA-PKCS1-v1_5' : 'Ed25519';
-  return b64(await crypto.subtle.sign(algorithm, key.privateKey, new TextEncoder().encode(message)));
+  return b64(await crypto.subtle.sign(algorithm, key.privateKey, new TextEncoder().encode(signedMessage('bridge-signin', testString))));
 }
 
 export async function joinToken(kind: 'agent' | 'client', nickname?: string): Promise<string> {
@@ -47,7 +49,8 @@ export function hubFetch(hub: string, path: string, init?: RequestInit): Promise
 }
 
 export async function hubJson<T>(hub: string, path: string, init?: RequestInit): Promise<T> {
-  const res = await hubFetch(hub, path, init);
+  // /metrics is for the operator: loopback, or the admin secret (no address reaches the hub here).
+  const res = await hubFetch(hub, path, path === '/metrics' ? { ...init, headers: adminHeaders() } : init);
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
   return res.json<T>();
 }

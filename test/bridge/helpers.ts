@@ -189,7 +189,11 @@ async function startWorkersTestBridge(t: TestContext, overrides: NodeOverrides):
       const { token } = await issueJoinToken(secret, { kind, nickname: options.nickname, ttlSeconds: options.ttlSeconds ?? 600 }, now);
       return token;
     },
-    metrics: () => call<MetricsSnapshot>('/metrics'),
+    metrics: async () => {
+      const res = await fetch(`${base()}/metrics`, { headers: { authorization: `Bearer ${w.adminSecret}` } });
+      if (!res.ok) throw new Error(`/metrics: HTTP ${res.status} ${await res.text()}`);
+      return (await res.json()) as MetricsSnapshot;
+    },
     now: async () => (await call<{ now: number }>('/__test/now')).now,
     keys: () => adminKeys(base(), w.adminSecret),
     sweep: () => call('/__test/sweep', {}),

@@ -248,7 +248,8 @@ test('GET /healthz and /metrics', async (t) => {
   assert.equal(health.status, 200);
   assert.deepEqual(await health.json(), { ok: true });
 
-  const metrics = (await (await fetch(`${bridge.httpUrl}/metrics`)).json()) as Record<string, unknown>;
+  // /metrics is the operator's: with the admin secret from anywhere (Node also serves loopback without it).
+  const metrics = (await (await fetch(`${bridge.httpUrl}/metrics`, { headers: { authorization: `Bearer ${bridge.adminSecret}` } })).json()) as Record<string, unknown>;
   assert.deepEqual(metrics.connections, { agent: 1, client: 1, pending: 0 });
   assert.equal(metrics.connections_opened, 2);
   assert.equal(metrics.frames_relayed, 1);

@@ -5,6 +5,8 @@
  */
 import { requestEnvelopeSchema, errorEnvelope, responseEnvelope, type ReplyEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { badRequest, HostadmError, notFound, toHostadmError, unauthorized } from '@hostadm/shared/protocol/errors.ts';
+import { jsonNestingExceeds } from '@hostadm/shared/protocol/json-depth.ts';
+import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import { adminClasses, rpcClasses, eventOperations } from '@hostadm/shared/api/index.ts';
 import { identify, query } from '@hostadm/shared/api/rpc.ts';
 import type { ClassContract } from '@hostadm/shared/protocol/define.ts';
@@ -188,6 +190,7 @@ export class Pipeline {
 function parseFrame(raw: unknown): { id: string; namespace: string; name: string; args: unknown } {
   let value = raw;
   if (typeof raw === 'string') {
+    if (jsonNestingExceeds(raw, LIMITS.maxJsonDepth)) throw badRequest(`the request is nested deeper than ${LIMITS.maxJsonDepth} levels`);
     try {
       value = JSON.parse(raw);
     } catch {

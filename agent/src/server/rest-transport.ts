@@ -9,6 +9,8 @@ import { bodyLimit } from 'hono/body-limit';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { HostadmError, toHostadmError } from '@hostadm/shared/protocol/errors.ts';
+import { jsonNestingExceeds } from '@hostadm/shared/protocol/json-depth.ts';
+import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import type { ReplyEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import type { Connection } from './context.ts';
 import type { Pipeline } from './pipeline.ts';
@@ -35,6 +37,9 @@ export function createRestApp(pipeline: Pipeline): Hono {
     }
     let body: unknown = {};
     const text = await c.req.text();
+    if (jsonNestingExceeds(text, LIMITS.maxJsonDepth)) {
+      return errorResponse(c, new HostadmError('BAD_REQUEST', `the request body is nested deeper than ${LIMITS.maxJsonDepth} levels`));
+    }
     if (text.trim() !== '') {
       try {
         body = JSON.parse(text);

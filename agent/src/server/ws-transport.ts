@@ -9,6 +9,8 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import { errorEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
+import { jsonNestingExceeds } from '@hostadm/shared/protocol/json-depth.ts';
+import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import type { Connection } from './context.ts';
 import type { Pipeline } from './pipeline.ts';
 import { isAuthOperation } from './auth-ops.ts';
@@ -141,6 +143,8 @@ function rawToString(data: RawData): string {
 
 /** The parsed frame, or the raw text when it is not JSON (the pipeline answers that with 400). */
 function parseJson(text: string): unknown {
+  // Too deep to parse here: the pipeline refuses the raw text with a 400 saying so.
+  if (jsonNestingExceeds(text, LIMITS.maxJsonDepth)) return text;
   try {
     return JSON.parse(text);
   } catch {

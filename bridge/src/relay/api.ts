@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { authSslArgs } from '@hostadm/shared/api/rpc.ts';
 import { errorEnvelope, responseEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { jsonNestingExceeds } from '@hostadm/shared/protocol/json-depth.ts';
 import { badRequest, HostadmError, unauthorized } from '@hostadm/shared/protocol/errors.ts';
 import { fieldErrors, summarizeFieldErrors } from '@hostadm/shared/protocol/field-errors.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
@@ -113,6 +114,11 @@ export class BridgeApi {
 
   async handle(peer: Peer, text: string): Promise<void> {
     if (peer.closed) return;
+    if (jsonNestingExceeds(text, this.host.config.maxJsonDepth)) {
+      this.host.send(peer, errorEnvelope('', 'rpc', badRequest(`JSON nested deeper than ${this.host.config.maxJsonDepth} levels; refused unparsed`).toArgs()));
+      if (peer.state !== 'signed-in') this.host.closePeer(peer, CLOSE.policy, 'nesting too deep');
+      return;
+    }
     const env = parseEnvelope(text);
     if (!env) {
       this.host.send(peer, errorEnvelope('', 'rpc', badRequest('not a JSON request envelope {id, name, namespace, args}').toArgs()));

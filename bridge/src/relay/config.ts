@@ -4,6 +4,12 @@ import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 export interface RelayConfig {
   /** Largest frame accepted from a peer; a larger one closes the sender with 1009. */
   maxFrameBytes: number;
+  /** Largest frame from a peer that has not signed in (identify, enroll, auth_ssl are small); larger closes it (1009) unparsed. */
+  maxPreSignInFrameBytes: number;
+  /** Deepest JSON nesting accepted in an API frame; deeper ones are refused before JSON.parse. */
+  maxJsonDepth: number;
+  /** Sockets one address may hold at once (loopback included); the next upgrade is refused with 429. */
+  maxConnectionsPerAddress: number;
   /** Longest destination line of a relay frame (a connection id is 42–43 characters). */
   maxHeaderBytes: number;
   /** A frame for a peer whose unsent bytes would exceed this is dropped (`queue-full`). */
@@ -41,6 +47,9 @@ export function relayConfig(overrides: RelayConfigOverrides = {}): RelayConfig {
     // Sealed envelopes are base64 (4/3) plus framing: the shared limit carries ~3 MiB envelopes.
     maxFrameBytes: LIMITS.maxRelayFrameBytes,
     maxHeaderBytes: 128,
+    maxPreSignInFrameBytes: 16 * 1024,
+    maxJsonDepth: 16,
+    maxConnectionsPerAddress: 256,
     maxQueueBytes: 8 * MIB,
     queueStuckSeconds: 30,
     unauthenticatedCloseSeconds: 30,

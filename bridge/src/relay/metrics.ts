@@ -24,6 +24,8 @@ export interface MetricsSnapshot {
   pongs: number;
   /** Upgrades refused because the address is blacklisted. */
   refused_blacklisted: number;
+  /** Upgrades refused because the address already held `maxConnectionsPerAddress` sockets. */
+  refused_too_many_connections: number;
   /** Addresses blocked by this process (failures reaching the rule). */
   addresses_blocked: number;
   revocation_cutoffs: number;
@@ -50,6 +52,7 @@ export class RelayMetrics {
   announcements = 0;
   pongs = 0;
   refusedBlacklisted = 0;
+  refusedTooManyConnections = 0;
   addressesBlocked = 0;
   revocationCutoffs = 0;
   readonly closes: Record<string, number> = {};
@@ -93,6 +96,8 @@ export class RelayMetrics {
     this.announcements = saved.announcements;
     this.pongs = saved.pongs;
     this.refusedBlacklisted = saved.refused_blacklisted;
+    // Counters saved by a bridge from before this counter existed have none.
+    this.refusedTooManyConnections = saved.refused_too_many_connections ?? 0;
     this.addressesBlocked = saved.addresses_blocked;
     this.revocationCutoffs = saved.revocation_cutoffs;
     Object.assign(this.closes, saved.closes);
@@ -115,6 +120,7 @@ export class RelayMetrics {
       announcements: this.announcements,
       pongs: this.pongs,
       refused_blacklisted: this.refusedBlacklisted,
+      refused_too_many_connections: this.refusedTooManyConnections,
       addresses_blocked: this.addressesBlocked,
       revocation_cutoffs: this.revocationCutoffs,
       closes: { ...this.closes },

@@ -5,7 +5,7 @@
  * bounded queues, every drop counted by reason).
  *
  * What a runtime does:
- * 1. On an upgrade request: `await relay.admit(address)` (false → refuse with 429), accept the socket,
+ * 1. On an upgrade request: `await relay.admit(address)` (a reason → refuse with 429), accept the socket,
  *    `const peer = relay.open(socket, address)`.
  * 2. Each frame: `relay.receive(peer, data, isBinary)`: text as bytes (Node) or string (Workers).
  *    Each pong: `relay.pong(peer)`. On close: `relay.closed(peer)`.
@@ -62,6 +62,8 @@ export class Relay implements ApiHost {
   readonly joinSecret: Uint8Array;
   readonly hostname: string;
   private readonly peers = new Set<Peer>();
+  /** Open sockets per remote address (admit refuses past `maxConnectionsPerAddress`). */
+  private readonly openByAddress = new Map<string, number>();
   private readonly byId = new Map<string, Peer>();
   private readonly signedInByKey = new SignedInIndex();
   private readonly matcher = new Matcher();
@@ -94,12 +96,20 @@ export class Relay implements ApiHost {
 
   // ---- runtime entry points ----
 
-  /** Whether a new connection from `address` may be accepted (false: blacklisted; refuse with 429). */
-  async admit(address: string): Promise<boolean> {
-    if (this.exempt(address)) return true;
+  /**
+   * Whether a new connection from `address` may be accepted: `null`, or why not (the runtime refuses
+   * the upgrade with 429 and this text): the address holds too many sockets, or it is blacklisted.
+   */
+  async admit(address: string): Promise<string | null> {
+    if ((this.openByAddress.get(address) ?? 0) >= this.config.maxConnectionsPerAddress) {
+      this.metrics.refusedTooManyConnections++;
+      return `Too many connections from this address (${this.config.maxConnectionsPerAddress}); close some first`;
+    }
+    if (this.exempt(address)) return null;
     const blocked = await this.store.isBlocked(address, this.clock.now());
-    if (blocked) this.metrics.refusedBlacklisted++;
-    return !blocked;
+    if (!blocked) return null;
+    this.metrics.refusedBlacklisted++;
+    return 'Too many failed sign-ins from this address; try again later';
   }
 
   /**
@@ -108,7 +118,7 @@ export class Relay implements ApiHost {
    */
   restore(socket: PeerSocket, saved: SavedPeer, md5Keys: readonly string[]): Peer {
     const peer = revivePeer(socket, saved, this.clock.now());
-    this.peers.add(peer);
+    this.addPeer(peer);
     this.metrics.open[peer.countedAs]++;
     if (peer.id) this.byId.set(peer.id, peer);
     if (peer.state === 'signed-in' && peer.key) {
@@ -134,7 +144,7 @@ export class Relay implements ApiHost {
   /** A socket was accepted: the bridge asks the peer to identify itself. */
   open(socket: PeerSocket, address: string): Peer {
     const peer = new Peer(socket, address, this.clock.now());
-    this.peers.add(peer);
+    this.addPeer(peer);
     this.metrics.opened();
     socket.send(IDENTIFY_REQUEST);
     return peer;
@@ -149,6 +159,8 @@ export class Relay implements ApiHost {
     if (typeof data === 'string' && (size * 3 > this.config.maxFrameBytes || NON_ASCII.test(data))) size = frameBytes(data);
     if (size > this.config.maxFrameBytes) return this.oversize(peer);
     if (isBinary) return this.drop(peer, '', 'malformed');
+    // Before sign-in a peer only identifies, enrolls and signs in: small frames, never parsed when big.
+    if (peer.state !== 'signed-in' && size > this.config.maxPreSignInFrameBytes) return this.oversize(peer);
     if (isApiFrame(data)) return this.api.enqueue(peer, frameText(data), this.afterApiCall);
     this.forward(peer, data, size, now);
   }
@@ -353,10 +365,18 @@ export class Relay implements ApiHost {
     peer.socket.send(JSON.stringify(event));
   }
 
+  private addPeer(peer: Peer): void {
+    this.peers.add(peer);
+    this.openByAddress.set(peer.address, (this.openByAddress.get(peer.address) ?? 0) + 1);
+  }
+
   private detach(peer: Peer): void {
     peer.closed = true;
     peer.chain = null;
     this.peers.delete(peer);
+    const left = (this.openByAddress.get(peer.address) ?? 1) - 1;
+    if (left > 0) this.openByAddress.set(peer.address, left);
+    else this.openByAddress.delete(peer.address);
     this.metrics.moved(peer.countedAs, null);
     if (peer.id) this.byId.delete(peer.id);
     if (!peer.key) return;

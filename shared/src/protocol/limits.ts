@@ -22,6 +22,8 @@ export const LIMITS = {
   maxRelayFrameBytes: 4 * 1024 * 1024 + 128,
   /** Requests one connection may have in flight; more are refused with 429. */
   maxInFlightPerConnection: 64,
+  /** Deepest JSON nesting accepted in a request (checked before parsing); hostadm's own requests need 4. */
+  maxJsonDepth: 32,
   /** Field errors listed in one 400; the rest are counted in a last entry (a 1 MiB frame once gave 90,000). */
   maxFieldErrors: 100,
   /** Bytes queued for a peer that does not read before its connection is closed (1013). */
