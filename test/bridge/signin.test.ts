@@ -266,3 +266,33 @@ test('sign-in needs a signature made for the bridge: the bare test string or one
   const reply = await agent.request('auth_ssl', { signature: signatureProof(agentKey, 'bridge-signin', await challenge()) });
   assert.equal(reply.name, 'response', JSON.stringify(reply.args));
 });
+
+test('a host nickname belongs to the key enrolled with it: another agent key cannot claim it until that key is revoked', async (t) => {
+  const bridge = await startTestBridge(t);
+  const [realKey, rogueKey] = [ed25519Key(), ed25519Key()];
+  const real = await TestPeer.connect(bridge.url, 'server');
+  const rogue = await TestPeer.connect(bridge.url, 'server');
+  t.after(() => {
+    real.close();
+    rogue.close();
+  });
+  assert.equal((await real.enroll(await bridge.token('agent', { nickname: 'web1' }), realKey)).name, 'response');
+
+  // Any other agent join token, with the name in the token, in the request, or as the identify hostname.
+  const viaToken = await rogue.enroll(await bridge.token('agent', { nickname: 'web1' }), rogueKey);
+  assert.equal(viaToken.name, 'error');
+  assert.equal((viaToken.args as { code: number }).code, 409);
+  assert.match((viaToken.args as { message: string }).message, /nickname "web1" belongs to another host's key/);
+  const viaArgs = await rogue.enroll(await bridge.token('agent'), rogueKey, 'web1');
+  assert.equal((viaArgs.args as { code: number }).code, 409);
+
+  // Revoking the real key frees the name.
+  const res = await fetch(`${bridge.httpUrl}/admin/revoke`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${bridge.adminSecret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ key: md5Of(realKey) }),
+  });
+  assert.equal(res.status, 200);
+  const after = await rogue.enroll(await bridge.token('agent', { nickname: 'web1' }), rogueKey);
+  assert.equal(after.name, 'response', JSON.stringify(after.args));
+});

@@ -1,6 +1,7 @@
-/** @module Rows of `bridge_keys` as the relay's KeyRecord (times in ms), for every KeyStore driver. */
+/** @module Rows of `bridge_keys` as the relay's KeyRecord (times in ms), and the queries every KeyStore driver shares. */
+import { and, eq, isNull, type SQL } from 'drizzle-orm';
 import type { KeyRecord } from '../relay/ports.ts';
-import type { bridgeKeys } from './schema.ts';
+import { bridgeKeys } from './schema.ts';
 
 export type KeyRow = typeof bridgeKeys.$inferSelect;
 
@@ -17,4 +18,9 @@ export function keyRecordOf(r: KeyRow): KeyRecord {
     lastSeenAt: r.lastSeenAt ? r.lastSeenAt.getTime() : null,
     revokedAt: r.revokedAt ? r.revokedAt.getTime() : null,
   };
+}
+
+/** Live (unrevoked) agent keys holding `nickname`: a host's name belongs to the key enrolled with it. */
+export function liveAgentNamed(nickname: string): SQL | undefined {
+  return and(eq(bridgeKeys.kind, 'agent'), eq(bridgeKeys.nickname, nickname), isNull(bridgeKeys.revokedAt));
 }

@@ -201,7 +201,12 @@ export class BridgeApi {
     if (!outcome.ok) {
       if (outcome.reason === 'token-used') return this.enrollFailed(peer, 'token already used');
       host.metrics.enrollmentFailures++;
-      throw new HostadmError('CONFLICT', outcome.reason === 'key-revoked' ? 'this key was revoked; enroll a new key' : 'this key is already registered');
+      const why = {
+        'key-revoked': 'this key was revoked; enroll a new key',
+        'key-exists': 'this key is already registered',
+        'nickname-taken': `the nickname ${JSON.stringify(clip(nickname))} belongs to another host's key; revoke that key first, or use another nickname`,
+      } as const;
+      throw new HostadmError('CONFLICT', why[outcome.reason]);
     }
     host.metrics.enrollments++;
     const { key } = outcome;

@@ -52,7 +52,11 @@ export interface KeyRecord {
 
 export type NewKey = Omit<KeyRecord, 'lastSeenAt' | 'revokedAt'>;
 
-export type EnrollOutcome = { ok: true; key: KeyRecord } | { ok: false; reason: 'token-used' | 'key-exists' | 'key-revoked' };
+/**
+ * `nickname-taken`: an agent key may not take a nickname a live (unrevoked) agent key holds: clients
+ * reach hosts by nickname, so a second join token must not let a rogue agent claim a host's name.
+ */
+export type EnrollOutcome = { ok: true; key: KeyRecord } | { ok: false; reason: 'token-used' | 'key-exists' | 'key-revoked' | 'nickname-taken' };
 
 export interface BlacklistRule {
   failures: number;

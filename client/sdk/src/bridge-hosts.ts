@@ -12,7 +12,8 @@ export interface BridgeHostSelector {
   hostname?: string;
   /** `SHA256:...` host key fingerprint. */
   fingerprint?: string;
-  /** Matches the nickname or the hostname. */
+  /** Matches the nickname: the name the bridge bound to the host's key at enrollment (a host's
+   *  self-reported hostname is not trusted for choosing; select it with `hostname` explicitly). */
   name?: string;
 }
 
@@ -41,7 +42,7 @@ export function matches(host: BridgeHostSelector, p: AnnouncedPeer): boolean {
   if (host.nickname !== undefined && p.nickname !== host.nickname) return false;
   if (host.hostname !== undefined && p.hostname !== host.hostname) return false;
   if (host.fingerprint !== undefined && p.host_key_fingerprint !== host.fingerprint) return false;
-  if (host.name !== undefined && p.nickname !== host.name && p.hostname !== host.name) return false;
+  if (host.name !== undefined && p.nickname !== host.name) return false;
   return true;
 }
 
@@ -50,3 +51,19 @@ export function peerLabel(p: AnnouncedPeer): string {
   return `${name}${p.host_key_fingerprint ? ` (${p.host_key_fingerprint})` : ''}`;
 }
 
+
+/**
+ * The announced peer to open the channel to, or undefined to wait for more announcements. With a
+ * pinned host key (its fingerprint) only the peer presenting that key qualifies, whatever the names
+ * say; without one (first use) the selector must match exactly one peer, else the choice is the user's.
+ */
+export function chooseHost(host: BridgeHostSelector, peers: readonly AnnouncedPeer[], pinnedFingerprint?: string): AnnouncedPeer | undefined {
+  const named = peers.filter((p) => matches(host, p));
+  if (pinnedFingerprint !== undefined) return named.find((p) => p.host_key_fingerprint === pinnedFingerprint);
+  if (named.length > 1) {
+    throw new ConnectionError(
+      `${named.length} hosts answer to ${describeHost(host)}: ${named.map(peerLabel).join(', ')}; choose one by its host key (SHA256:...) after checking it on the host`,
+    );
+  }
+  return named[0];
+}

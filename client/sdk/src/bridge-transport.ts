@@ -10,6 +10,7 @@
 import {
   ChannelError,
   HandshakeError,
+  hostKeyFingerprint,
   md5Key,
   spkiDerFromPem,
   spkiPemFromDer,
@@ -19,7 +20,7 @@ import {
 import { ConnectionError } from './errors.ts';
 import { signChallenge, textToBase64 } from './key-auth.ts';
 import type { CloseInfo, Transport, TransportFactory, TransportHandlers } from './transport.ts';
-import { describeHost, matches, peerLabel, relayUrl, type AnnouncedPeer, type BridgeHostSelector } from './bridge-hosts.ts';
+import { chooseHost, describeHost, peerLabel, relayUrl, type AnnouncedPeer, type BridgeHostSelector } from './bridge-hosts.ts';
 import { globalWebSocket, type WebSocketConstructor, type WebSocketLike } from './websocket.ts';
 
 export type { BridgeHostSelector } from './bridge-hosts.ts';
@@ -299,15 +300,17 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
           const stage2 = await bridgeRequest('auth_ssl', { signature });
           if (stage2.name !== 'response') throw new ConnectionError(`the bridge refused the key ${md5}: ${errorText(stage2)} (enroll it with a client join token first)`);
 
-          // Wait for the host in an announcement.
-          let peer: AnnouncedPeer | undefined = peers.find((p) => matches(options.host, p));
+          // Wait for the host in an announcement. A pinned host is chosen by its key, the name being only
+          // a label: a rogue agent announcing the same name is never picked (docs/security.md).
+          const pinnedFingerprint = pinned !== undefined ? await hostKeyFingerprint(pinned) : undefined;
+          let peer = chooseHost(options.host, peers, pinnedFingerprint);
           while (!peer) {
             await new Promise<void>((res) => {
               announceWaiter = res;
             });
             announceWaiter = null;
             if (ended) return;
-            peer = peers.find((p) => matches(options.host, p));
+            peer = chooseHost(options.host, peers, pinnedFingerprint);
           }
           agentId = peer.id;
 

@@ -10,7 +10,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { keyRecordOf } from '../../db/records.ts';
+import { keyRecordOf, liveAgentNamed } from '../../db/records.ts';
 import * as schema from '../../db/schema.ts';
 import { authFailures, blacklist, bridgeKeys, usedJoinTokens } from '../../db/schema.ts';
 import type { BlacklistRule, EnrollOutcome, KeyRecord, KeyStore, NewKey, PeerKind } from '../../relay/ports.ts';
@@ -63,6 +63,9 @@ export class SqliteKeyStore implements KeyStore {
       }
       const existing = tx.select({ revokedAt: bridgeKeys.revokedAt }).from(bridgeKeys).where(eq(bridgeKeys.md5Key, key.md5Key)).get();
       if (existing) return { ok: false, reason: existing.revokedAt ? 'key-revoked' : 'key-exists' };
+      if (key.kind === 'agent' && key.nickname !== '' && tx.select({ id: bridgeKeys.id }).from(bridgeKeys).where(liveAgentNamed(key.nickname)).get()) {
+        return { ok: false, reason: 'nickname-taken' };
+      }
       // An expired token is refused by its signature check already, so its jti need not be kept.
       tx.delete(usedJoinTokens).where(lt(usedJoinTokens.expiresAt, new Date(now))).run();
       tx.insert(usedJoinTokens).values({ jti: token.jti, usedAt: new Date(now), expiresAt: new Date(token.expiresAt), keyId: key.id }).run();

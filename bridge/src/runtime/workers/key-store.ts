@@ -6,7 +6,7 @@
  */
 import { and, eq, gt, gte, isNull, lt, or, sql } from 'drizzle-orm';
 import { drizzle, type DrizzleD1Database } from 'drizzle-orm/d1';
-import { keyRecordOf } from '../../db/records.ts';
+import { keyRecordOf, liveAgentNamed } from '../../db/records.ts';
 import * as schema from '../../db/schema.ts';
 import { authFailures, blacklist, bridgeKeys, usedJoinTokens } from '../../db/schema.ts';
 import type { BlacklistRule, EnrollOutcome, KeyRecord, KeyStore, NewKey, PeerKind } from '../../relay/ports.ts';
@@ -41,6 +41,11 @@ export class D1KeyStore implements KeyStore {
    * all; when the batch fails, a read says which constraint it was.
    */
   async enroll(token: { jti: string; expiresAt: number }, key: NewKey, now: number): Promise<EnrollOutcome> {
+    // Checked before the batch: D1 batches cannot branch. Two enrollments of one nickname in the same
+    // instant could both pass; the hub serializes its own calls, so only two hubs racing could.
+    if (key.kind === 'agent' && key.nickname !== '' && (await this.db.select({ id: bridgeKeys.id }).from(bridgeKeys).where(liveAgentNamed(key.nickname)).get())) {
+      return { ok: false, reason: 'nickname-taken' };
+    }
     try {
       await this.db.batch([
         this.db.delete(usedJoinTokens).where(lt(usedJoinTokens.expiresAt, new Date(now))),
