@@ -72,5 +72,6 @@ export const rpcSettingsImpl = implementClass(rpcSettings, (services) => ({
   list_ssl_certs: listCerts,
   register_ssl_cert: registerCert,
   revoke_ssl_cert: revokeCert,
-  list_ssl_checksums: async () => ({ md5_keys: services.keys.checksums() }),
+  // Full access sees every key's checksum; a limited user only its own (the bridge link asks the store itself).
+  list_ssl_checksums: async (_args, ctx) => ({ md5_keys: services.keys.checksums(ctx.session.level === 'full' ? undefined : ctx.session.user) }),
 }));

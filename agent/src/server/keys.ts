@@ -171,7 +171,10 @@ export class KeyRegistry {
     return () => this.listeners.delete(listener);
   }
 
-  checksums(): string[] {
-    return [...new Set(this.db.select({ md5: sslKeys.md5Key }).from(sslKeys).all().map((r) => r.md5))];
+  /** Every registered key's md5_key, or only `user`'s (what a limited user may see). */
+  checksums(user?: string): string[] {
+    const query = this.db.select({ md5: sslKeys.md5Key }).from(sslKeys);
+    const rows = user === undefined ? query.all() : query.where(eq(sslKeys.user, user)).all();
+    return [...new Set(rows.map((r) => r.md5))];
   }
 }
