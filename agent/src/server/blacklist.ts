@@ -40,9 +40,26 @@ export class Blacklist {
     return false;
   }
 
-  /** Whether the address is blocked once `pending` checks still running fail too. */
-  wouldBlock(address: string, pending: number): boolean {
+  /**
+   * Sign-in checks under way per address, each counted as a failure until it succeeds (`release`) or
+   * its failure is recorded (`recordFailure` consumes it): so parallel guesses count at once.
+   */
+  private readonly reserved = new Map<string, number>();
+
+  reserve(address: string): void {
+    this.reserved.set(address, (this.reserved.get(address) ?? 0) + 1);
+  }
+
+  release(address: string): void {
+    const left = (this.reserved.get(address) ?? 0) - 1;
+    if (left > 0) this.reserved.set(address, left);
+    else this.reserved.delete(address);
+  }
+
+  /** Whether the address is blocked once the checks still under way for it fail too. */
+  wouldBlock(address: string): boolean {
     if (this.exempt(address)) return false;
+    const pending = this.reserved.get(address) ?? 0;
     const windowStart = new Date(this.clock.now() - this.config.windowSeconds * 1000);
     const recent = this.db
       .select({ id: authFailures.id })
@@ -54,6 +71,7 @@ export class Blacklist {
 
   /** Records a failed sign-in; returns true when this failure blocks the address. */
   recordFailure(address: string): boolean {
+    if (this.reserved.has(address)) this.release(address);
     if (this.exempt(address)) return false;
     const now = this.clock.now();
     const windowStart = new Date(now - this.config.windowSeconds * 1000);

@@ -18,9 +18,14 @@ export interface SignInGateConfig {
   perSecond: number;
 }
 
-/** What the gate needs from the blacklist: whether the address is blocked once `pending` running checks fail. */
+/**
+ * What the gate needs from the blacklist: whether the address is blocked once the checks under way
+ * fail, and a reservation per check that a success releases and a recorded failure consumes.
+ */
 export interface FailureCounter {
-  wouldBlock(address: string, pending: number): boolean;
+  wouldBlock(address: string): boolean;
+  reserve(address: string): void;
+  release(address: string): void;
 }
 
 interface Bucket {
@@ -31,7 +36,6 @@ interface Bucket {
 export class SignInGate {
   private running = 0;
   private readonly waiting: Array<() => void> = [];
-  private readonly pendingByAddress = new Map<string, number>();
   private readonly buckets = new Map<string, Bucket>();
 
   private readonly config: SignInGateConfig;
@@ -44,29 +48,29 @@ export class SignInGate {
     this.failures = failures;
   }
 
-  /** Runs `check` for `address` within the bounds, or throws 429 without running it. */
-  async run<T>(address: string, check: () => Promise<T>): Promise<T> {
+  /**
+   * Runs the password check for `address`, or throws 429 without running it. A failed check stays
+   * reserved in the blacklist until the caller records the failure, so no guess slips in between.
+   */
+  async run(address: string, check: () => Promise<boolean>): Promise<boolean> {
     if (!this.takeToken(address)) throw tooMany('too many sign-in attempts from this address; slow down');
-    const pending = this.pendingByAddress.get(address) ?? 0;
-    // Failures already counted plus the checks still running for this address: once those alone would
-    // block it, this attempt cannot matter except as another guess.
-    if (this.failures.wouldBlock(address, pending)) throw tooMany('too many failed sign-ins from this address; try again later');
+    if (this.failures.wouldBlock(address)) throw tooMany('too many failed sign-ins from this address; try again later');
     if (this.running >= this.config.maxConcurrent && this.waiting.length >= this.config.maxQueued) {
       throw tooMany('too many sign-ins in progress; try again shortly');
     }
-    this.pendingByAddress.set(address, pending + 1);
+    this.failures.reserve(address);
+    let ok = false;
     try {
       await this.turn();
       try {
-        return await check();
+        ok = await check();
       } finally {
         this.release();
       }
     } finally {
-      const left = (this.pendingByAddress.get(address) ?? 1) - 1;
-      if (left > 0) this.pendingByAddress.set(address, left);
-      else this.pendingByAddress.delete(address);
+      if (ok) this.failures.release(address);
     }
+    return ok;
   }
 
   private takeToken(address: string): boolean {
