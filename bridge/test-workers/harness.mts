@@ -202,8 +202,8 @@ export async function signedInPeer(hub: string, type: 'server' | 'client', key: 
 export async function matchedPair(hub: string) {
   const agentKey = await makeKey('ed25519');
   const clientKey = await makeKey('rsa');
-  const { peer: agent } = await signedInPeer(hub, 'server', agentKey, { md5Keys: [clientKey.md5], nickname: 'web-1' });
-  const { peer: client, announcement } = await signedInPeer(hub, 'client', clientKey, { nickname: 'alice' });
+  const { peer: agent } = await signedInPeer(hub, 'server', agentKey, { md5Keys: [clientKey.md5], nickname: `web-${crypto.randomUUID().slice(0, 8)}` });
+  const { peer: client, announcement } = await signedInPeer(hub, 'client', clientKey, { nickname: `alice-${crypto.randomUUID().slice(0, 8)}` });
   const agentId = announcement.available_connections[0]!;
   const clientId = (await agent.nextAnnouncement(0, (a) => a.available_connections.length === 1)).available_connections[0]!;
   return { agent, client, agentId, clientId, agentKey, clientKey };

@@ -20,7 +20,7 @@ function newKey(overrides: Partial<NewKey> = {}): NewKey {
     spkiPem: '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n',
     algorithm: 'ed25519',
     kind: 'agent',
-    nickname: 'web-1',
+    nickname: unique('web-'),
     createdBy: 'root',
     createdAt: 1_700_000_000_000,
     ...overrides,
@@ -70,6 +70,18 @@ describe('D1KeyStore', () => {
     expect(await s.enroll(t, newKey({ md5Key: key.md5Key }), Date.now())).toEqual({ ok: false, reason: 'key-exists' });
     expect(await rows('SELECT jti FROM used_join_tokens WHERE jti = ?', t.jti)).toHaveLength(0);
     expect((await s.enroll(t, newKey(), Date.now())).ok).toBe(true);
+  });
+
+  it('a host nickname belongs to its live agent key: another agent key cannot take it until that key is revoked', async () => {
+    const s = store();
+    const first = newKey();
+    await s.enroll(token(), first, Date.now());
+    const t = token();
+    expect(await s.enroll(t, newKey({ nickname: first.nickname }), Date.now())).toEqual({ ok: false, reason: 'nickname-taken' });
+    expect(await rows('SELECT jti FROM used_join_tokens WHERE jti = ?', t.jti)).toHaveLength(0);
+    expect((await s.enroll(token(), newKey({ nickname: first.nickname, kind: 'client', algorithm: 'rsa' }), Date.now())).ok).toBe(true);
+    await s.revoke(first.id, Date.now());
+    expect((await s.enroll(t, newKey({ nickname: first.nickname }), Date.now())).ok).toBe(true);
   });
 
   it('revokes by id or md5_key; the first revocation time wins; a revoked key cannot enroll again', async () => {
