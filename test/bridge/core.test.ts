@@ -56,6 +56,7 @@ class MemoryKeyStore implements KeyStore {
     if (this.jtis.has(token.jti)) return { ok: false, reason: 'token-used' };
     const existing = this.keys.find((k) => k.md5Key === key.md5Key);
     if (existing) return { ok: false, reason: existing.revokedAt ? 'key-revoked' : 'key-exists' };
+    if (key.kind === 'agent' && this.keys.some((k) => k.kind === 'agent' && k.nickname === key.nickname && k.revokedAt === null)) return { ok: false, reason: 'nickname-taken' };
     this.jtis.add(token.jti);
     const record = { ...key, lastSeenAt: null, revokedAt: null };
     this.keys.push(record);
@@ -81,10 +82,10 @@ class MemoryKeyStore implements KeyStore {
   }
 }
 
-/** Keys are their own md5 here; a proof is valid when it equals `signed:<message>:<md5>`. */
+/** Keys are their own md5 here; a proof is valid when it equals `signed:<purpose>:<challenge>:<md5>`. */
 const fakeCrypto: KeyCrypto = {
   parsePublicKey: (b64) => ({ spkiPem: `-----BEGIN PUBLIC KEY-----\n${Buffer.alloc(44, b64.length).toString('base64')}\n-----END PUBLIC KEY-----\n`, algorithm: 'ed25519', md5Key: b64 }),
-  verifyProof: (key, message, proof) => proof === `signed:${message}:${key.md5Key}`,
+  verifyProof: (key, purpose, challenge, proof) => proof === `signed:${purpose}:${challenge}:${key.md5Key}`,
 };
 
 class FakeSocket implements PeerSocket {
@@ -123,7 +124,7 @@ test('the core relays string frames through fake sockets and an in-memory store'
     relay.receive(peer, JSON.stringify({ id: 's1', name: 'auth_ssl', namespace: 'rpc', args: { action: 'auth_ssl', md5_key: key } }));
     await until(() => socket.last().id === 's1', 'stage 1 reply');
     const testString = socket.last().args.test_string as string;
-    relay.receive(peer, JSON.stringify({ id: 's2', name: 'auth_ssl', namespace: 'rpc', args: { signature: `signed:${testString}:${key}` } }));
+    relay.receive(peer, JSON.stringify({ id: 's2', name: 'auth_ssl', namespace: 'rpc', args: { signature: `signed:bridge-signin:${testString}:${key}` } }));
     await until(() => socket.last().id === 'bridge_request_list_keys', 'the list_ssl_checksums request');
     relay.receive(peer, JSON.stringify({ id: 'bridge_request_list_keys', name: 'response', namespace: 'rpc', args: { md5_keys: md5Keys } }));
     await until(() => socket.last().name === 'event', 'the first announcement');
