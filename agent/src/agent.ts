@@ -17,6 +17,7 @@ import { EventBus } from './events/bus.ts';
 import { SessionStore } from './server/sessions.ts';
 import { Blacklist } from './server/blacklist.ts';
 import { SignInGate } from './server/sign-in-gate.ts';
+import { SimulatedRunner } from './platforms/sim/simulated-runner.ts';
 import { KeyRegistry } from './server/keys.ts';
 import { SslChallenges } from './server/ssl-auth.ts';
 import { Audit } from './server/audit.ts';
@@ -46,6 +47,8 @@ export interface AgentOptions {
   };
   clock?: Clock;
   logger?: Logger;
+  /** sim only: run the dispatcher's commands for real, as the agent's user, instead of simulating them. */
+  simHostCommands?: boolean;
   /** Replaces the real runner (tests aim the Linux platform at a namespace this way). */
   runner?: CommandRunner;
   dispatcher?: Partial<DispatcherConfig>;
@@ -101,7 +104,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const clock = options.clock ?? { now: () => Date.now() };
   const logger = options.logger ?? pino({ name: 'hostadm-agent' }, pino.destination(2));
   const store = openStore(options.dataDir);
-  const runner = options.runner ?? createRunner();
+  // The sim platform never touches the host unless told to in so many words (--sim-host-commands).
+  const runner = options.runner ?? (options.platform === 'sim' && !options.simHostCommands ? new SimulatedRunner() : createRunner());
   const platform: Platform = createPlatform(options.platform, {
     dataDir: options.dataDir,
     runner,

@@ -17,7 +17,8 @@ import type { AgentOptions } from '@hostadm/agent/agent.ts';
 import { startTestAgent, TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
 
 async function setup(t: TestContext, overrides: Partial<AgentOptions> = {}): Promise<{ agent: TestAgent; admin: TestClient; dir: string }> {
-  const agent = await startTestAgent(overrides);
+  // These tests are about the dispatcher driving real processes; sim simulates jobs unless told otherwise.
+  const agent = await startTestAgent({ simHostCommands: true, ...overrides });
   const admin = await TestClient.connect(agent.url);
   const dir = mkdtempSync(join(tmpdir(), 'hostadm-queues-'));
   t.after(async () => {

@@ -5,7 +5,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertFullQuery, TestClient } from '../helpers/agent.ts';
@@ -29,8 +29,8 @@ function dataDir(t: TestContext): string {
 }
 
 /** Starts `hostadm <args>` and resolves once it has printed its listening line. */
-function startAgentProcess(t: TestContext, args: string[]): Promise<Running> {
-  const child = spawn(hostadm, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+function startAgentProcess(t: TestContext, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Running> {
+  const child = spawn(hostadm, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8');
@@ -55,8 +55,8 @@ function startAgentProcess(t: TestContext, args: string[]): Promise<Running> {
 }
 
 /** Runs `hostadm <args>` to completion. */
-function runToExit(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(hostadm, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+function runToExit(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(hostadm, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -170,4 +170,32 @@ test('a bad --listen is reported as a plain error like other bad flags, not as a
   // No stack frames, no echoed source line, no Node.js version footer: that is a crash, not a message.
   assert.doesNotMatch(listen.stderr, /^\s+at /m, `stderr:\n${listen.stderr}`);
   assert.doesNotMatch(listen.stderr, /^Node\.js v/m);
+});
+
+test('the sim password never has to be on the command line: a file or HOSTADM_SIM_PASSWORD, one way at a time', async (t) => {
+  const dir = dataDir(t);
+  const file = join(dir, 'sim-password');
+  writeFileSync(file, 'from-a-file\n', { mode: 0o600 });
+  const fromFile = await startAgentProcess(t, ['agent', '--platform', 'sim', '--listen', '127.0.0.1:0', '--data', join(dir, 'a'), '--sim-password-file', file]);
+  assert.doesNotMatch(fromFile.stdout(), /from-a-file/, 'the banner does not print the password');
+  assert.match(fromFile.stdout(), /Dispatcher jobs: simulated/);
+  const c1 = await TestClient.connect(fromFile.url);
+  await c1.login('admin', 'from-a-file');
+  c1.close();
+  await stop(fromFile);
+
+  const fromEnv = await startAgentProcess(t, ['agent', '--platform', 'sim', '--listen', '127.0.0.1:0', '--data', join(dir, 'b')], { HOSTADM_SIM_PASSWORD: 'from-env' });
+  const c2 = await TestClient.connect(fromEnv.url);
+  await c2.login('operator', 'from-env');
+  c2.close();
+  await stop(fromEnv);
+
+  const both = await runToExit(['agent', '--platform', 'sim', '--listen', '127.0.0.1:0', '--data', join(dir, 'c'), '--sim-password-file', file], { HOSTADM_SIM_PASSWORD: 'x' });
+  assert.equal(both.code, 2);
+  assert.match(both.stderr, /one way only.*--sim-password-file and HOSTADM_SIM_PASSWORD/);
+  assert.doesNotMatch(both.stdout, /listening on/);
+
+  const missing = await runToExit(['agent', '--platform', 'sim', '--listen', '127.0.0.1:0', '--data', join(dir, 'd'), '--join-file', join(dir, 'nope')]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /--join-file .*nope: no such file/);
 });

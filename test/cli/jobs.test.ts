@@ -8,6 +8,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cliSetup, HOSTADM, json, show } from './cli-support.ts';
 
+/** These jobs run real shells (exit codes, quoting): sim simulates jobs unless told otherwise. */
+const REAL_JOBS = { simHostCommands: true };
+
 interface Completion {
   proc_id: string;
   success: string;
@@ -17,7 +20,7 @@ interface Completion {
 }
 
 test('a queued call logs each job line by line on stderr and prints {ack, jobs} on stdout', async (t) => {
-  const { run } = await cliSetup(t);
+  const { run } = await cliSetup(t, REAL_JOBS);
   const result = await run(['call', 'rpc/dispatcher', 'run', "job1=sleep 0.3", 'job2:=["echo one","sleep 0.2","echo two"]']);
   assert.equal(result.code, 0, show(result));
   const doc = json<{ ack: { started: string[] }; jobs: Record<string, Completion> }>(result);
@@ -33,7 +36,7 @@ test('a queued call logs each job line by line on stderr and prints {ack, jobs} 
 });
 
 test('--progress bar draws a live bar per job on stderr and ends at 100%', async (t) => {
-  const { run } = await cliSetup(t);
+  const { run } = await cliSetup(t, REAL_JOBS);
   const result = await run(['call', 'rpc/dispatcher', 'run', 'barjob=sleep 0.6', '--progress', 'bar']);
   assert.equal(result.code, 0, show(result));
   assert.match(result.stderr, / barjob \|-+\| +-- running/);
@@ -46,7 +49,7 @@ test('--progress bar draws a live bar per job on stderr and ends at 100%', async
 });
 
 test('a failed job exits 5 with its completion on stdout', async (t) => {
-  const { run } = await cliSetup(t);
+  const { run } = await cliSetup(t, REAL_JOBS);
   const result = await run(['call', 'rpc/dispatcher', 'run', 'failing:=["echo before","false"]']);
   assert.equal(result.code, 5, show(result));
   const doc = json<{ jobs: Record<string, Completion> }>(result);
@@ -55,7 +58,7 @@ test('a failed job exits 5 with its completion on stdout', async (t) => {
 });
 
 test('--no-wait prints the job id; jobs wait follows it; jobs lists it; log, kill and ack', async (t) => {
-  const { run } = await cliSetup(t);
+  const { run } = await cliSetup(t, REAL_JOBS);
   const started = await run(['call', 'rpc/dispatcher', 'run', 'later=sleep 0.5', '--no-wait']);
   assert.equal(started.code, 0, show(started));
   assert.equal(started.stdout, 'later\n');
@@ -87,7 +90,7 @@ test('--no-wait prints the job id; jobs wait follows it; jobs lists it; log, kil
 });
 
 test('jobs run streams the output to stdout and exits with the job\'s result', async (t) => {
-  const { run } = await cliSetup(t);
+  const { run } = await cliSetup(t, REAL_JOBS);
   const ok = await run(['jobs', 'run', '--id', 'greet', '--', 'sh', '-c', 'echo "hello  world"; sleep 0.2; echo done']);
   assert.equal(ok.code, 0, show(ok));
   assert.equal(ok.stdout, 'hello  world\ndone\n');
@@ -101,7 +104,7 @@ test('jobs run streams the output to stdout and exits with the job\'s result', a
 });
 
 test('Ctrl-C while waiting stops waiting (exit 130) and says the job keeps running', async (t) => {
-  const { env } = await cliSetup(t);
+  const { env } = await cliSetup(t, REAL_JOBS);
   const child = spawn(HOSTADM, ['jobs', 'run', '--id', 'patient', 'sleep', '30'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   const startedLine = new Promise<void>((resolve) =>

@@ -16,14 +16,17 @@ program
   .option('--platform <kind>', 'sim, linux, freebsd or auto', parsePlatform, 'auto')
   .option('--listen <host:port>', 'address to listen on; port 0 picks a free one', parseListen, parseListen('127.0.0.1:12150'))
   .option('--data <dir>', 'data directory (SQLite store, sim host state)', '/var/db/hostadm')
-  .option('--sim-password <password>', 'password of the sim accounts root, admin and operator (default: hostadm)')
+  .option('--sim-password <password>', 'password of the sim accounts root, admin and operator (default: hostadm); prefer --sim-password-file or HOSTADM_SIM_PASSWORD')
+  .option('--sim-password-file <file>', 'read the sim accounts\' password from the first line of this file')
+  .option('--sim-host-commands', 'sim only: run dispatcher jobs as real commands on this machine, as the agent\'s user (default: simulated)')
   .option('--token-ttl <seconds>', 'session token validity without traffic', parsePositiveInt, 300)
   .option('--tls-cert <file>', 'serve wss/https with this PEM certificate')
   .option('--tls-key <file>', 'private key for --tls-cert')
   .option('--admin-group <group>', 'group whose members get full access (default: wheel; sudo on Debian/Ubuntu Linux)')
   .option('--no-password-auth', 'refuse username/password sign-in (keys and tokens only)')
   .option('--bridge <url>', 'also dial out to this bridge (ws:// or wss://) so clients reach this host through it')
-  .option('--join <token>', 'one-time join token from `hostadm bridge token --kind agent` (first connection only)')
+  .option('--join <token>', 'one-time join token from `hostadm bridge token --kind agent` (first connection only); prefer --join-file or HOSTADM_JOIN_TOKEN')
+  .option('--join-file <file>', 'read the join token from the first line of this file')
   .option('--nickname <name>', 'name this host shows to clients of the bridge')
   .option('--max-parallel-jobs <n>', 'dispatcher jobs of no_queue that run at once', parsePositiveInt, 4)
   .option('--job-retention <seconds>', 'how long finished jobs stay listed and readable', parsePositiveInt, 86400)
@@ -41,6 +44,8 @@ export interface AgentCliOptions {
   listen: { host: string; port: number };
   data: string;
   simPassword?: string;
+  simPasswordFile?: string;
+  simHostCommands?: boolean;
   tokenTtl: number;
   tlsCert?: string;
   tlsKey?: string;
@@ -49,6 +54,7 @@ export interface AgentCliOptions {
   maxParallelJobs: number;
   bridge?: string;
   join?: string;
+  joinFile?: string;
   nickname?: string;
   jobRetention: number;
   logLevel: string;

@@ -2,15 +2,27 @@ import pino from 'pino';
 import { startAgent } from '@hostadm/agent/agent.ts';
 import { DEFAULT_SIM_PASSWORD } from '@hostadm/agent/platforms/sim/accounts.ts';
 import type { AgentCliOptions } from '../main.ts';
+import { reportError } from '../lib/exit.ts';
+import { readSecret } from '../lib/secrets.ts';
 
 export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
+  try {
+    opts.simPassword = readSecret({ flag: ['--sim-password', opts.simPassword], file: ['--sim-password-file', opts.simPasswordFile], env: 'HOSTADM_SIM_PASSWORD' });
+    opts.join = readSecret({ flag: ['--join', opts.join], file: ['--join-file', opts.joinFile], env: 'HOSTADM_JOIN_TOKEN' });
+  } catch (err) {
+    process.exitCode = reportError(err);
+    return;
+  }
+  if (opts.simHostCommands && opts.platform !== 'sim') {
+    process.stderr.write('error: --sim-host-commands is for --platform sim only\n');
+    process.exit(2);
+  }
   const { host, port } = opts.listen;
   if (!!opts.tlsCert !== !!opts.tlsKey) {
     process.stderr.write('error: --tls-cert and --tls-key go together\n');
     process.exit(2);
   }
-  // The sim host's default password is printed in the README; dispatcher jobs run real commands
-  // even on sim. So the default password is only good for loopback.
+  // The sim host's default password is printed in the README, so it is only good for loopback.
   if (opts.platform === 'sim' && opts.simPassword === undefined && !isLoopbackHost(host)) {
     process.stderr.write(`error: a sim agent on ${host} needs --sim-password (the default password is public)\n`);
     process.exit(2);
@@ -22,11 +34,12 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
     host,
     port,
     simPassword: opts.simPassword,
+    simHostCommands: opts.simHostCommands,
     adminGroup: opts.adminGroup,
     tls: opts.tlsCert && opts.tlsKey ? { certFile: opts.tlsCert, keyFile: opts.tlsKey } : undefined,
     config: { tokenTtlSeconds: opts.tokenTtl, allowPasswordAuth: opts.passwordAuth },
     dispatcher: { noQueueConcurrency: opts.maxParallelJobs, retentionSeconds: opts.jobRetention },
-    bridge: opts.bridge ? { url: opts.bridge, joinToken: opts.join ?? process.env.HOSTADM_JOIN_TOKEN, nickname: opts.nickname } : undefined,
+    bridge: opts.bridge ? { url: opts.bridge, joinToken: opts.join, nickname: opts.nickname } : undefined,
     logger,
   });
   const restUrl = agent.url.replace(/^ws/, 'http');
@@ -38,7 +51,8 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
   if (agent.services.platform.kind === 'sim') {
     const pw = opts.simPassword ?? DEFAULT_SIM_PASSWORD;
     lines.push(
-      `  Accounts: admin (full access), operator (limited), root; password: ${opts.simPassword ? '(as given by --sim-password)' : pw}`,
+      `  Accounts: admin (full access), operator (limited), root; password: ${opts.simPassword ? '(as given)' : pw}`,
+      `  Dispatcher jobs: ${opts.simHostCommands ? 'REAL commands on this machine (--sim-host-commands)' : 'simulated (nothing runs on this machine)'}`,
       `  Try:  curl -s -u admin:${opts.simPassword ? '<password>' : pw} -X PUT ${restUrl}/rpc/query`,
       `        curl -s -X PUT ${restUrl}/rpc/identify`,
     );
