@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { and, eq, gt, gte, isNull, lt, or } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { mkdirSync } from 'node:fs';
+import { createPrivateFile, tightenPrivateTree } from '@hostadm/shared/node/private-files.ts';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { keyRecordOf, liveAgentNamed } from '../../db/records.ts';
@@ -22,11 +22,16 @@ const MIGRATIONS = fileURLToPath(new URL('../../db/migrations', import.meta.url)
 export class SqliteKeyStore implements KeyStore {
   readonly db: BridgeDb;
   private readonly sqlite: Database.Database;
+  /** Paths under the data directory whose modes were wider than 0700/0600 and were tightened on open. */
+  readonly tightened: string[];
 
   /** Opens (creating and migrating) `<dataDir>/bridge.db`. */
   constructor(dataDir: string) {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    this.sqlite = new Database(join(dataDir, 'bridge.db'));
+    // Secrets and key metadata live here: nobody but the bridge's user reads them.
+    this.tightened = tightenPrivateTree(dataDir);
+    const file = join(dataDir, 'bridge.db');
+    createPrivateFile(file);
+    this.sqlite = new Database(file);
     // WAL: the CLI (keys list/revoke) reads and writes while a bridge runs; busy_timeout covers the overlap.
     this.sqlite.pragma('journal_mode = WAL');
     this.sqlite.pragma('busy_timeout = 5000');

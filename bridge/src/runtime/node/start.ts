@@ -54,6 +54,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const logger = options.logger ?? pino({ name: 'hostadm-bridge' }, pino.destination(2));
   const clock = options.clock ?? { now: () => Date.now() };
   const store = new SqliteKeyStore(options.dataDir);
+  if (store.tightened.length > 0) logger.warn({ paths: store.tightened }, 'data directory was readable by others: modes tightened to 0700/0600');
   const adminSecret = readOrCreateSecret(options.dataDir, ADMIN_SECRET_FILE);
   const relay = new Relay({
     store,

@@ -4,7 +4,7 @@
  * session token signed with the key), then usable for key sign-in (`--key`, or a profile's key).
  */
 import { createHash, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import type { ConnectionOptions } from '../client-commands.ts';
 import { certPathFor, ensureDir, configDir, KEY_NAME, keyPaths, keysDir, writePrivateFile } from '../lib/config.ts';
@@ -80,7 +80,8 @@ export async function createKeyFiles(name: string): Promise<string> {
     cert.sign(forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs1', format: 'pem' }).toString()), forge.md.sha256.create());
     const certPem = forge.pki.certificateToPem(cert);
     writePrivateFile(paths.key, privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
-    writeFileSync(paths.cert, certPem, { mode: 0o644 });
+    // Public, but kept 0600 like everything in the config directory (the owner hands it out).
+    writePrivateFile(paths.cert, certPem);
     return certPem;
   }
 }

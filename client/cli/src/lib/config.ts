@@ -5,7 +5,8 @@
  *   keys/<name>.key    private keys (PKCS#8 PEM, mode 0600) and keys/<name>.crt their certificates
  *   known_hosts.json   host keys pinned per bridge and host (`<bridge> <host>` → key and fingerprint)
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { ensurePrivateDir, tightenPrivateTree } from '@hostadm/shared/node/private-files.ts';
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -42,8 +43,9 @@ export function configDir(): string {
   return join(base, 'hostadm');
 }
 
+/** Creates `path` 0700, or tightens it when it exists with a wider mode. */
 export function ensureDir(path: string): string {
-  if (!existsSync(path)) mkdirSync(path, { recursive: true, mode: 0o700 });
+  ensurePrivateDir(path);
   return path;
 }
 
@@ -52,6 +54,9 @@ const configPath = () => join(configDir(), 'config.json');
 export function loadConfig(): ConfigFile {
   const path = configPath();
   if (!existsSync(path)) return { profiles: {} };
+  // Keys, cached tokens and pins: tightened to 0700/0600 when a copy or a umask left them wider.
+  const tightened = tightenPrivateTree(configDir());
+  if (tightened.length > 0) process.stderr.write(`hostadm: tightened modes (0700/0600) of ${tightened.join(', ')}\n`);
   try {
     const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<ConfigFile>;
     return { ...(parsed.default ? { default: parsed.default } : {}), profiles: parsed.profiles ?? {} };
