@@ -164,6 +164,8 @@ async function startWorkersTestBridge(t: TestContext, overrides: NodeOverrides):
     return (await res.json()) as T;
   };
   if (overrides.config) await call('/__test/config', overrides.config);
+  // Tests in one file run one after another; each starts with an empty store, like the Node bridge's.
+  await call('/__test/forget-keys', {});
   let offsetMs = 0;
   const bridge: TestBridge = {
     runtime: 'workers',

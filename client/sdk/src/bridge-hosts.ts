@@ -2,6 +2,7 @@
  * Which host behind a bridge a client means: the selector, matching it against the bridge's
  * announcements, and the relay URL. Kept apart from the transport's connection logic.
  */
+import { HandshakeError } from '@hostadm/shared/crypto/handshake.ts';
 import { ConnectionError } from './errors.ts';
 
 /** Which announced host to open the channel to; every given field must match. */
@@ -59,7 +60,18 @@ export function peerLabel(p: AnnouncedPeer): string {
  */
 export function chooseHost(host: BridgeHostSelector, peers: readonly AnnouncedPeer[], pinnedFingerprint?: string): AnnouncedPeer | undefined {
   const named = peers.filter((p) => matches(host, p));
-  if (pinnedFingerprint !== undefined) return named.find((p) => p.host_key_fingerprint === pinnedFingerprint);
+  if (pinnedFingerprint !== undefined) {
+    const pinned = named.find((p) => p.host_key_fingerprint === pinnedFingerprint);
+    // The host answers with another key than the pinned one: refuse loudly (possible interception),
+    // never wait quietly until a timeout and never connect to it.
+    const other = named.find((p) => p.host_key_fingerprint);
+    if (!pinned && other) {
+      throw new HandshakeError('host-key-mismatch', `${describeHost(host)} is announced with host key ${other.host_key_fingerprint}, not the pinned ${pinnedFingerprint}`, {
+        fingerprints: { pinned: pinnedFingerprint, presented: other.host_key_fingerprint! },
+      });
+    }
+    return pinned;
+  }
   if (named.length > 1) {
     throw new ConnectionError(
       `${named.length} hosts answer to ${describeHost(host)}: ${named.map(peerLabel).join(', ')}; choose one by its host key (SHA256:...) after checking it on the host`,

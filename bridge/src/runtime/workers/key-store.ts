@@ -41,10 +41,12 @@ export class D1KeyStore implements KeyStore {
    * all; when the batch fails, a read says which constraint it was.
    */
   async enroll(token: { jti: string; expiresAt: number }, key: NewKey, now: number): Promise<EnrollOutcome> {
-    // Checked before the batch: D1 batches cannot branch. Two enrollments of one nickname in the same
-    // instant could both pass; the hub serializes its own calls, so only two hubs racing could.
+    // Checked before the batch, in the Node store's order (a spent token says nothing about names):
+    // D1 batches cannot branch. Two enrollments of one nickname in the same instant could both pass;
+    // the hub serializes its own calls, so only two hubs racing could.
     if (key.kind === 'agent' && key.nickname !== '' && (await this.db.select({ id: bridgeKeys.id }).from(bridgeKeys).where(liveAgentNamed(key.nickname)).get())) {
-      return { ok: false, reason: 'nickname-taken' };
+      const refusal = await this.refusalOf(token, key);
+      return { ok: false, reason: refusal ?? 'nickname-taken' };
     }
     try {
       await this.db.batch([
@@ -54,12 +56,19 @@ export class D1KeyStore implements KeyStore {
       ]);
       return { ok: true, key: { ...key, lastSeenAt: null, revokedAt: null } };
     } catch (err) {
-      const used = await this.db.select({ jti: usedJoinTokens.jti }).from(usedJoinTokens).where(eq(usedJoinTokens.jti, token.jti)).get();
-      if (used) return { ok: false, reason: 'token-used' };
-      const existing = await this.db.select({ revokedAt: bridgeKeys.revokedAt }).from(bridgeKeys).where(eq(bridgeKeys.md5Key, key.md5Key)).get();
-      if (existing) return { ok: false, reason: existing.revokedAt ? 'key-revoked' : 'key-exists' };
+      const refusal = await this.refusalOf(token, key);
+      if (refusal) return { ok: false, reason: refusal };
       throw err;
     }
+  }
+
+  /** Why the token or the key cannot enroll (a used token first, then a key already known), if either. */
+  private async refusalOf(token: { jti: string }, key: NewKey): Promise<'token-used' | 'key-exists' | 'key-revoked' | undefined> {
+    const used = await this.db.select({ jti: usedJoinTokens.jti }).from(usedJoinTokens).where(eq(usedJoinTokens.jti, token.jti)).get();
+    if (used) return 'token-used';
+    const existing = await this.db.select({ revokedAt: bridgeKeys.revokedAt }).from(bridgeKeys).where(eq(bridgeKeys.md5Key, key.md5Key)).get();
+    if (existing) return existing.revokedAt ? 'key-revoked' : 'key-exists';
+    return undefined;
   }
 
   async revoke(ref: string, now: number): Promise<KeyRecord | null> {

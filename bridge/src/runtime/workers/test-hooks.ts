@@ -2,10 +2,12 @@
  * @module Test-only routes of a hub, mounted only when `HOSTADM_TEST_HOOKS` is "1" (never in the
  * shipped wrangler configuration). They give the shared bridge tests on workerd what the Node
  * harness has in-process: a manual clock, a sweep on demand, per-hub config overrides, and a way to
- * force the wake-up path (drop the heap, revive from attachments and storage). Alarms (the
+ * force the wake-up path (drop the heap, revive from attachments and storage), and an empty store. Alarms (the
  * automatic sweep) are off until `/__test/alarms {on: true}`, as the Node harness sweeps by hand.
  */
+import { drizzle } from 'drizzle-orm/d1';
 import type { Hono } from 'hono';
+import { authFailures, blacklist, bridgeKeys, usedJoinTokens } from '../../db/schema.ts';
 import type { RelayConfigOverrides } from '../../relay/config.ts';
 import type { BridgeEnv } from './env.ts';
 import type { RelayHub } from './relay-hub.ts';
@@ -38,6 +40,14 @@ export function testRoutes(app: Hono<{ Bindings: BridgeEnv }>, hub: RelayHub): v
     const { on } = await c.req.json<{ on: boolean }>();
     if (typeof on !== 'boolean') return c.json({ error: 'on: boolean' }, 400);
     hub.setAlarms(on);
+    return c.json({ ok: true });
+  });
+
+  // A fresh bridge database per test, as the Node harness gives each test its own data directory
+  // (one workerd, hence one D1, serves every test of a file; a host nickname is unique across it).
+  app.post('/__test/forget-keys', async (c) => {
+    const db = drizzle(c.env.DB);
+    await db.batch([db.delete(bridgeKeys), db.delete(usedJoinTokens), db.delete(authFailures), db.delete(blacklist)]);
     return c.json({ ok: true });
   });
 
