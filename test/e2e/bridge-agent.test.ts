@@ -5,7 +5,7 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { startClientHandshake, ChannelError, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
+import { startClientHandshake, ChannelError, parseChannelClosedNotice, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
 import { agentFor, clientFor } from '../helpers/agent.ts';
 import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
 import { idOf, signedInPeer, startTestBridge, until, type TestPeer } from '../bridge/helpers.ts';
@@ -123,8 +123,8 @@ test('a bridge that alters, replays or drops a frame kills the channel visibly',
   const s = await openChannel(t, bridge, key);
   await sealedRequest(s, { id: 'c2', name: 'auth_ssl', namespace: 'rpc', args: s.c2 });
 
-  // Replay: the client sends an earlier frame again (as a bridge would); the agent drops the channel
-  // and answers nothing more on it.
+  // Replay: the client sends an earlier frame again (as a bridge would); the agent drops the channel,
+  // says so in one plain notice, and answers nothing more on it.
   const frame = await s.channel.seal(JSON.stringify({ id: 'q1', name: 'query', namespace: 'rpc', args: {} }));
   const first = s.peer.nextFrame();
   s.peer.ws.send(`${s.agentId}\n${frame}`);
@@ -134,7 +134,10 @@ test('a bridge that alters, replays or drops a frame kills the channel visibly',
   const since = s.peer.received.length;
   s.peer.ws.send(`${s.agentId}\n${after}`);
   await new Promise((r) => setTimeout(r, 300));
-  assert.equal(s.peer.received.slice(since).filter((m) => 'frame' in m).length, 0, 'a replay ends the channel: no more replies');
+  const frames = s.peer.received.slice(since).filter((m) => 'frame' in m).map((m) => (m as { frame: string }).frame.split('\n').slice(1).join('\n'));
+  assert.equal(frames.filter((f) => f.startsWith('hsc1.')).length, 0, 'a replay ends the channel: no more replies');
+  assert.equal(parseChannelClosedNotice(frames[0] ?? ''), 'the host closed the secure channel: a frame from you arrived twice (replayed on the way)');
+  assert.ok(frames.every((f) => parseChannelClosedNotice(f) !== null), 'later frames get the same plain notice, nothing else');
 
   // Tampering on the way back: a fresh channel; the client detects a flipped bit in a reply.
   const t2 = await openChannel(t, bridge, key, false);

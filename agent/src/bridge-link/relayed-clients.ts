@@ -3,7 +3,7 @@
  * channel and its own pipeline connection, so it is authorized, audited and served exactly like a
  * direct client. Nothing but `identify` and the channel's C1 is accepted in plain.
  */
-import { answerClientHandshake, ChannelError, HandshakeError, MAX_SEALED_PLAINTEXT_BYTES, type HostKey, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
+import { answerClientHandshake, ChannelError, channelClosedNotice, HandshakeError, MAX_SEALED_PLAINTEXT_BYTES, type HostKey, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
 import { errorEnvelope, responseEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { HostadmError, toHostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { Connection } from '../server/context.ts';
@@ -56,7 +56,11 @@ export class RelayedClients {
   async handle(clientId: string, body: string): Promise<void> {
     const client = this.clients.get(clientId);
     if (body.startsWith('hsc1.')) {
-      if (!client?.channel) return; // no channel: nothing to answer with; the client times out
+      // No channel (the agent restarted, or C1 never came): say so, or the client waits for nothing.
+      if (!client?.channel) {
+        this.options.send(clientId, channelClosedNotice('unknown-channel'));
+        return;
+      }
       await this.handleSealed(client, body);
       return;
     }
@@ -128,6 +132,7 @@ export class RelayedClients {
       const reason = err instanceof ChannelError ? err.reason : 'malformed';
       this.options.pipeline.services.logger.warn({ client: client.clientId, reason }, 'bridge channel broken; dropping it');
       this.drop(client.clientId);
+      this.options.send(client.clientId, channelClosedNotice(reason));
       return;
     }
     const id = typeof envelope.id === 'string' ? envelope.id : '';

@@ -9,6 +9,7 @@
  */
 import {
   ChannelError,
+  parseChannelClosedNotice,
   HandshakeError,
   hostKeyFingerprint,
   md5Key,
@@ -223,7 +224,11 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
             return;
           }
           if (!body.startsWith('hsc1.')) {
-            end({ code: 4102, reason: `channel error (malformed): plain frame from ${hostLabel} after the handshake` });
+            const closedByHost = parseChannelClosedNotice(body);
+            const reason = closedByHost
+              ? `${closedByHost}; the bridge or the network altered, replayed or dropped a frame, or the host restarted`
+              : `channel error (malformed): plain frame from ${hostLabel} after the handshake`;
+            end({ code: 4102, reason });
             return;
           }
           const opened = channel.open(body);

@@ -4,6 +4,8 @@
  * MD5 for md5_key.
  */
 export { ChannelError, FRAME_PREFIX, MAX_SEALED_PLAINTEXT_BYTES, SecureChannel } from './channel.ts';
+export { CHANNEL_CLOSED_ID, channelClosedNotice, parseChannelClosedNotice } from './channel-closed.ts';
+export type { ChannelClosedReason } from './channel-closed.ts';
 export type { ChannelErrorReason, ChannelOptions, ChannelRole } from './channel.ts';
 export { answerClientHandshake, generateHostKey, HandshakeError, hostKeyFromPem, isHsc1Request, startClientHandshake } from './handshake.ts';
 export type {

@@ -1,0 +1,132 @@
+/**
+ * A bridge (or network) that alters, replays or reorders a sealed frame from the client: the host
+ * refuses it, applies nothing twice, and says it closed the channel, so the SDK's call fails at once
+ * with the reason instead of waiting for its timeout. A man in the middle sits between the SDK and a
+ * real bridge and changes the client's leg on command.
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { agentFor, clientFor } from '../helpers/agent.ts';
+import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
+import { startTestBridge, until } from '../bridge/helpers.ts';
+import { bridgeTransport, connect, ConnectionError, NodeWebSocket, type HostadmClient } from '../../client/sdk/src/node.ts';
+
+/** What the man in the middle does to the next sealed frame the client sends. */
+type Meddle = 'flip-a-bit' | 'replay' | 'swap-with-next';
+
+interface Middle {
+  url: string;
+  meddleNext(how: Meddle): void;
+}
+
+async function manInTheMiddle(t: TestContext, bridgeUrl: string): Promise<Middle> {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  let next: Meddle | null = null;
+  let held: string | null = null;
+  server.on('connection', (client, request) => {
+    const upstream = new WebSocket(new URL(request.url ?? '/', bridgeUrl).toString().replace(/^http/, 'ws'));
+    const queue: string[] = [];
+    upstream.on('open', () => queue.splice(0).forEach((f) => upstream.send(f)));
+    const toBridge = (frame: string) => (upstream.readyState === WebSocket.OPEN ? upstream.send(frame) : queue.push(frame));
+    upstream.on('message', (data: RawData) => client.send(data.toString()));
+    upstream.on('close', () => client.close());
+    client.on('close', () => upstream.close());
+    client.on('message', (data: RawData) => {
+      const frame = data.toString();
+      const nl = frame.indexOf('\n');
+      const sealed = nl > 0 && frame.startsWith('hsc1.', nl + 1);
+      if (!sealed || next === null) return toBridge(frame);
+      if (held !== null) {
+        // swap-with-next, second frame: it goes first, the held one after it.
+        toBridge(frame);
+        toBridge(held);
+        held = null;
+        next = null;
+        return;
+      }
+      if (next === 'swap-with-next') {
+        held = frame;
+        return;
+      }
+      if (next === 'replay') {
+        toBridge(frame);
+        toBridge(frame);
+      } else {
+        const body = Buffer.from(frame.slice(nl + 1 + 'hsc1.'.length), 'base64');
+        body[body.length - 1]! ^= 1;
+        toBridge(`${frame.slice(0, nl + 1)}hsc1.${body.toString('base64')}`);
+      }
+      next = null;
+    });
+  });
+  const { port } = server.address() as { port: number };
+  const path = new URL(bridgeUrl).pathname;
+  return { url: `ws://127.0.0.1:${port}${path}`, meddleNext: (how) => void (next = how) };
+}
+
+const keyPems = (key: TestKey) => ({
+  privatePem: key.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  publicPem: Buffer.from(key.pubKeyB64, 'base64').toString('utf8'),
+});
+
+async function setup(t: TestContext): Promise<{ client: HostadmClient; middle: Middle; agent: Awaited<ReturnType<typeof agentFor>> }> {
+  const bridge = await startTestBridge(t);
+  const agent = await agentFor(t, { bridge: { url: bridge.url, joinToken: await bridge.token('agent', { nickname: 'simhost' }), nickname: 'simhost' } });
+  await agent.bridgeLink?.ready();
+  const key = rsaKey();
+  const admin = await clientFor(t, agent, 'admin');
+  const token = await admin.login('admin');
+  await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
+  admin.close();
+  const middle = await manInTheMiddle(t, bridge.url);
+  // A long request timeout: a failure that only came from it would name it, not the channel.
+  const client = await connect({
+    transport: bridgeTransport({ bridgeUrl: middle.url, host: { name: 'simhost' }, key: keyPems(key), joinToken: await bridge.token('client'), onHostKey: () => true, webSocket: NodeWebSocket }),
+    reconnect: false,
+    requestTimeoutMs: 120_000,
+  });
+  t.after(() => client.close());
+  assert.ok((await client.admin.systemmanager.memorystats()).memorystats, 'the channel works before anyone meddles');
+  return { client, middle, agent };
+}
+
+const closedBecause = (pattern: RegExp) => (e: unknown) => {
+  assert.ok(e instanceof ConnectionError, `a ConnectionError, got ${String(e)}`);
+  assert.match(e.message, /the host closed the secure channel/);
+  assert.match(e.message, pattern);
+  assert.doesNotMatch(e.message, /timed out|timeout/i);
+  return true;
+};
+
+test('an altered frame: the call fails at once, saying the frame failed authentication', async (t) => {
+  const { client, middle } = await setup(t);
+  middle.meddleNext('flip-a-bit');
+  await assert.rejects(client.admin.systemmanager.memorystats(), closedBecause(/failed authentication/));
+});
+
+test('a replayed frame: applied once, and the client is told the channel closed', async (t) => {
+  const { client, middle, agent } = await setup(t);
+  const adds = () => agent.services.audit.recent(1000).filter((r) => r.transport === 'bridge' && r.action === 'groupadd').length;
+  middle.meddleNext('replay');
+  // The host may close the channel before its reply to the first copy is out: the call then fails too.
+  await client.admin.users.groupadd({ name: 'replayed' }).catch(closedBecause(/arrived twice/));
+  await assert.rejects(client.admin.systemmanager.memorystats(), closedBecause(/arrived twice/));
+  await until(() => adds() >= 1, 'the groupadd in the audit log');
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(adds(), 1, 'the replayed groupadd reached the host once');
+});
+
+test('two frames swapped on the way: refused as out of order, nothing applied from the later one first', async (t) => {
+  const { client, middle } = await setup(t);
+  middle.meddleNext('swap-with-next');
+  const first = client.admin.systemmanager.memorystats();
+  const second = client.query();
+  const outcomes = await Promise.allSettled([first, second]);
+  for (const outcome of outcomes) {
+    assert.equal(outcome.status, 'rejected');
+    closedBecause(/missing or out of order/)((outcome as PromiseRejectedResult).reason);
+  }
+});
