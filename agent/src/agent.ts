@@ -41,8 +41,9 @@ export interface AgentOptions {
   simPassword?: string;
   adminGroup?: string;
   tls?: { certFile: string; keyFile: string };
-  config?: Partial<Omit<AgentConfig, 'blacklist' | 'passwordChecks'>> & {
+  config?: Partial<Omit<AgentConfig, 'blacklist' | 'passwordChecks' | 'audit'>> & {
     blacklist?: Partial<AgentConfig['blacklist']>;
+    audit?: Partial<AgentConfig['audit']>;
     passwordChecks?: Partial<AgentConfig['passwordChecks']>;
   };
   clock?: Clock;
@@ -89,6 +90,11 @@ export function defaultConfig(overrides: AgentOptions['config'] = {}): AgentConf
       perSecond: LIMITS.passwordAttemptsPerSecond,
       ...overrides.passwordChecks,
     },
+    audit: {
+      maxAgeDays: LIMITS.auditRetentionDays,
+      maxRows: LIMITS.auditMaxRows,
+      ...overrides.audit,
+    },
     blacklist: {
       failures: LIMITS.blacklistFailures,
       windowSeconds: LIMITS.blacklistWindowSeconds,
@@ -116,13 +122,14 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     sysRoot: options.sysRoot,
   });
   const events = new EventBus();
+  const dispatcherConfig = { ...DEFAULT_DISPATCHER_CONFIG, ...options.dispatcher };
   const jobs = new Dispatcher({
-    store: new JobStore(store.db),
+    store: new JobStore(store.db, dispatcherConfig),
     runner: platform.runner,
     events,
     clock,
     logger,
-    config: { ...DEFAULT_DISPATCHER_CONFIG, ...options.dispatcher },
+    config: dispatcherConfig,
   });
   jobs.register(runJobType);
   const blacklist = new Blacklist(store.db, clock, config.blacklist);
@@ -140,11 +147,17 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     passwordChecks: new SignInGate(config.passwordChecks, clock, blacklist),
     keys: new KeyRegistry(store.db, clock),
     sslChallenges: new SslChallenges(clock, config.sslWindowSeconds),
-    audit: new Audit(store.db, clock),
+    audit: new Audit(store.db, clock, config.audit),
   };
   // Classes register their job types while the pipeline builds them; then accepted jobs resume.
   const pipeline = new Pipeline(services, implementations);
   jobs.restore();
+  const pruneAudit = () => {
+    const removed = services.audit.prune();
+    if (removed.log + removed.summary > 0) logger.info(removed, 'audit rows past retention removed');
+  };
+  pruneAudit();
+  const auditPruneTimer = setInterval(pruneAudit, 3600_000).unref();
   const ws = new WebSocketTransport(pipeline);
   const rest = createRestApp(pipeline);
   const listener = getRequestListener(rest.fetch);
@@ -175,6 +188,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(auditPruneTimer);
       await bridgeLink?.stop();
       await jobs.close();
       await ws.close();

@@ -1,6 +1,7 @@
 /**
- * The audit log as an administrator reads it (`services.audit.recent()`): who did what, over which
- * transport, and how it ended — successes, refusals and failed sign-ins.
+ * The audit log as an administrator reads it (`services.audit.recent()`): who changed what, over which
+ * transport, and how it ended — changes, refusals and sign-ins; successful reads are counted per hour
+ * (`recentSummaries()`).
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +17,14 @@ function rows(agent: TestAgent): Array<Pick<Row, 'user' | 'transport' | 'namespa
     .map(({ user, transport, namespace, name, action, code }) => ({ user, transport, namespace, name, action, code }));
 }
 
-test('authenticated requests are recorded with user, namespace, name, action and code', async (t) => {
+function reads(agent: TestAgent) {
+  return agent.services.audit
+    .recentSummaries()
+    .map(({ user, transport, namespace, name, action, calls }) => ({ user, transport, namespace, name, action, calls }))
+    .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+}
+
+test('changes, refusals and sign-ins are rows with user, namespace, name, action and code; reads are counted', async (t) => {
   const agent = await agentFor(t);
   const admin = await clientFor(t, agent, 'admin');
   const operator = await clientFor(t, agent, 'operator');
@@ -28,22 +36,28 @@ test('authenticated requests are recorded with user, namespace, name, action and
   assert.equal((await operator.call('settings', 'frobnicate')).name, 'error');
   const restList = await rest(agent, '/admin/settings', { action: 'list_ssl_certificates' }, { basic: ['operator', SIM_PASSWORD] });
   assert.equal(restList.status, 200);
+  assert.equal((await admin.call('users', 'groupadd', { name: 'auditors' })).name, 'response');
 
   const log = rows(agent);
   for (const row of log) {
     assert.ok(['admin', 'operator'].includes(row.user), JSON.stringify(row));
     assert.equal(typeof row.code, 'number');
   }
+  assert.deepEqual(log.filter((r) => r.code === 200 && r.name !== 'auth'), [
+    { user: 'admin', transport: 'websocket', namespace: 'admin', name: 'users', action: 'groupadd', code: 200 },
+  ]);
+  // Every sign-in is a row: two over WebSocket, one per REST call with a password.
   assert.deepEqual(
-    log.filter((r) => r.code === 200 && r.name !== 'auth'),
-    [
-      { user: 'admin', transport: 'websocket', namespace: 'admin', name: 'settings', action: 'list_ssl_certs', code: 200 },
-      { user: 'admin', transport: 'websocket', namespace: 'rpc', name: 'settings', action: 'list_ssl_checksums', code: 200 },
-      { user: 'operator', transport: 'websocket', namespace: 'rpc', name: 'query', action: '', code: 200 },
-      // The alias is recorded under the action it resolves to.
-      { user: 'operator', transport: 'rest', namespace: 'admin', name: 'settings', action: 'list_ssl_certs', code: 200 },
-    ],
+    log.filter((r) => r.name === 'auth').map((r) => [r.user, r.transport, r.code]),
+    [['admin', 'websocket', 200], ['operator', 'websocket', 200], ['operator', 'rest', 200]],
   );
+  assert.deepEqual(reads(agent), [
+    { user: 'admin', transport: 'websocket', namespace: 'admin', name: 'settings', action: 'list_ssl_certs', calls: 1 },
+    { user: 'admin', transport: 'websocket', namespace: 'rpc', name: 'settings', action: 'list_ssl_checksums', calls: 1 },
+    // The alias is counted under the action it resolves to.
+    { user: 'operator', transport: 'rest', namespace: 'admin', name: 'settings', action: 'list_ssl_certs', calls: 1 },
+    { user: 'operator', transport: 'websocket', namespace: 'rpc', name: 'query', action: '', calls: 1 },
+  ]);
   assert.ok(log.some((r) => r.user === 'admin' && r.namespace === 'admin' && r.name === 'zfs' && r.code === 404), JSON.stringify(log));
   assert.ok(log.some((r) => r.user === 'operator' && r.name === 'settings' && r.code === 400), JSON.stringify(log));
 });
@@ -96,7 +110,8 @@ test('failed sign-ins are recorded with code 401 (WebSocket and REST); anonymous
   // A later successful sign-in and request by the same connection are recorded under the user.
   await client.login('admin');
   await client.call('settings', 'list_ssl_certs');
-  assert.deepEqual(rows(agent).at(-1), { user: 'admin', transport: 'websocket', namespace: 'admin', name: 'settings', action: 'list_ssl_certs', code: 200 });
+  assert.deepEqual(rows(agent).at(-1), { user: 'admin', transport: 'websocket', namespace: 'rpc', name: 'auth', action: '', code: 200 });
+  assert.deepEqual(reads(agent), [{ user: 'admin', transport: 'websocket', namespace: 'admin', name: 'settings', action: 'list_ssl_certs', calls: 1 }]);
 });
 
 test('the audit log survives an agent restart', async (t) => {

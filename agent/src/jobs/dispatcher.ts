@@ -218,7 +218,7 @@ export class Dispatcher {
   /** Finished jobs older than the retention time are forgotten (records and logs). */
   private purge(): void {
     const cutoff = new Date(this.deps.clock.now() - this.deps.config.retentionSeconds * 1000);
-    const removed = this.deps.store.purgeFinishedBefore(cutoff);
+    const removed = this.deps.store.purgeFinishedBefore(cutoff) + this.deps.store.keepWithinBounds();
     if (removed > 0) this.deps.logger.info({ removed }, 'purged finished jobs past retention');
   }
 

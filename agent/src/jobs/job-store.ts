@@ -1,5 +1,5 @@
 /** Dispatcher jobs in SQLite (bound parameters through Drizzle, never SQL text built from input). */
-import { and, asc, eq, inArray, lt, max } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, max } from 'drizzle-orm';
 import type { QueueName } from '@hostadm/shared/protocol/define.ts';
 import type { AgentDb } from '../store/db.ts';
 import { jobs } from '../store/schema.ts';
@@ -27,7 +27,16 @@ export interface StoredJob {
 
 type Row = typeof jobs.$inferSelect;
 
-function fromRow(row: Row): StoredJob {
+/** How much finished work is kept on disk, whatever the time-based retention says. */
+export interface FinishedJobBounds {
+  maxFinishedJobs: number;
+  /** Total UTF-8 bytes of the finished jobs' logs. */
+  maxStoredLogBytes: number;
+}
+
+const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
+
+function fromRow({ logBytes: _bytes, ...row }: Row): StoredJob {
   return {
     ...row,
     params: JSON.parse(row.params) as unknown,
@@ -38,9 +47,13 @@ function fromRow(row: Row): StoredJob {
 
 export class JobStore {
   private readonly db: AgentDb;
+  private readonly bounds: FinishedJobBounds;
+  /** Finished since the last bound check: checked again after a twentieth of either bound (5% over at most). */
+  private finishedSinceCheck = { jobs: 0, bytes: 0 };
 
-  constructor(db: AgentDb) {
+  constructor(db: AgentDb, bounds: FinishedJobBounds) {
     this.db = db;
+    this.bounds = bounds;
   }
 
   nextSeq(): number {
@@ -85,7 +98,7 @@ export class JobStore {
   }
 
   saveLog(id: string, log: string, truncated: boolean, returnCodes: Record<string, string>): void {
-    this.db.update(jobs).set({ log, logTruncated: truncated, returnCodes: JSON.stringify(returnCodes) }).where(eq(jobs.id, id)).run();
+    this.db.update(jobs).set({ log, logBytes: utf8Bytes(log), logTruncated: truncated, returnCodes: JSON.stringify(returnCodes) }).where(eq(jobs.id, id)).run();
   }
 
   markFinished(
@@ -100,12 +113,42 @@ export class JobStore {
         success: result.success,
         reason: result.reason,
         log: result.log,
+        logBytes: utf8Bytes(result.log),
         logTruncated: result.logTruncated,
         returnCodes: JSON.stringify(result.returnCodes),
         ...(result.startedAt !== undefined ? { startedAt: result.startedAt } : {}),
       })
       .where(eq(jobs.id, id))
       .run();
+    this.finishedSinceCheck.jobs += 1;
+    this.finishedSinceCheck.bytes += utf8Bytes(result.log);
+    const { maxFinishedJobs, maxStoredLogBytes } = this.bounds;
+    if (this.finishedSinceCheck.jobs * 20 >= maxFinishedJobs || this.finishedSinceCheck.bytes * 20 >= maxStoredLogBytes) this.keepWithinBounds();
+  }
+
+  /**
+   * Deletes the oldest finished jobs (never a pending or running one) until at most `maxFinishedJobs`
+   * remain and their logs total at most `maxStoredLogBytes`. Returns how many went.
+   */
+  keepWithinBounds(): number {
+    this.finishedSinceCheck = { jobs: 0, bytes: 0 };
+    const newestFirst = this.db
+      .select({ id: jobs.id, bytes: jobs.logBytes })
+      .from(jobs)
+      .where(eq(jobs.state, 'finished'))
+      .orderBy(desc(jobs.finishedAt), desc(jobs.seq))
+      .all();
+    let kept = 0;
+    let bytes = 0;
+    const excess: string[] = [];
+    for (const job of newestFirst) {
+      if (kept < this.bounds.maxFinishedJobs && bytes + job.bytes <= this.bounds.maxStoredLogBytes) {
+        kept += 1;
+        bytes += job.bytes;
+      } else excess.push(job.id);
+    }
+    for (let i = 0; i < excess.length; i += 500) this.db.delete(jobs).where(inArray(jobs.id, excess.slice(i, i + 500))).run();
+    return excess.length;
   }
 
   /** Jobs that were accepted but not finished, in acceptance order (for a restart). */

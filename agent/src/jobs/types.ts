@@ -3,6 +3,7 @@
  * `{type, params}`, so a pending job can be run again after a restart from its stored params.
  */
 import type { QueueName } from '@hostadm/shared/protocol/define.ts';
+import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import type { RunResult } from '../runner/runner.ts';
 
 export type JobState = 'pending' | 'running' | 'finished';
@@ -74,8 +75,11 @@ export interface DispatcherConfig {
   maxPendingPerQueue: number;
   /** Bytes of log kept per job. */
   logCapBytes: number;
-  /** Finished jobs stay listed and readable this long unless acknowledged. */
+  /** Finished jobs stay listed and readable this long unless acknowledged… */
   retentionSeconds: number;
+  /** …and at most this many of them, with at most this many bytes of logs in all (the oldest go first). */
+  maxFinishedJobs: number;
+  maxStoredLogBytes: number;
   /** Time between SIGTERM and SIGKILL when a job is killed. */
   killGraceMs: number;
   /** Minimum time between progress events of one job. */
@@ -87,6 +91,8 @@ export const DEFAULT_DISPATCHER_CONFIG: DispatcherConfig = {
   maxPendingPerQueue: 200,
   logCapBytes: 1024 * 1024,
   retentionSeconds: 24 * 3600,
+  maxFinishedJobs: LIMITS.maxFinishedJobs,
+  maxStoredLogBytes: LIMITS.maxStoredJobLogBytes,
   killGraceMs: 3000,
   progressIntervalMs: 250,
 };

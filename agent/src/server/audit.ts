@@ -1,7 +1,13 @@
-/** The audit log: who did what, from where, and how it ended. Reads and writes alike are recorded. */
-import { desc } from 'drizzle-orm';
+/**
+ * The audit log: who changed what, who signed in, what was refused, from where. An auditor needs
+ * every one of those; a read-only call that succeeded is counted per hour instead of written as a
+ * row (a busy dashboard would otherwise fill the disk: 0.4 million calls made 47 MB). Both tables
+ * are pruned by age and by rows, in small batches, on start and then periodically.
+ */
+import { asc, count, desc, lt, sql } from 'drizzle-orm';
+import type { AnySQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { AgentDb } from '../store/db.ts';
-import { auditLog } from '../store/schema.ts';
+import { auditLog, auditSummary } from '../store/schema.ts';
 import type { Clock } from './context.ts';
 
 export interface AuditEntry {
@@ -15,23 +21,98 @@ export interface AuditEntry {
   detail?: string;
 }
 
+export interface AuditRetention {
+  /** Rows older than this go. */
+  maxAgeDays: number;
+  /** At most this many rows in each table; the oldest go first. */
+  maxRows: number;
+}
+
+const HOUR_MS = 3600_000;
+/** Rows deleted per statement: a prune never holds the database (and the event loop) for long. */
+const PRUNE_BATCH = 2000;
+/** Writes between two prunes (on top of the hourly one): a tenth of the row limit, so a table never
+ *  holds more than 110% of it, and at most 5000. */
+const pruneEvery = (maxRows: number) => Math.max(1, Math.min(5000, Math.floor(maxRows / 10)));
+
 export class Audit {
+  private writesSincePrune = 0;
   private readonly db: AgentDb;
   private readonly clock: Clock;
+  private readonly retention: AuditRetention;
 
-  constructor(db: AgentDb, clock: Clock) {
+  constructor(db: AgentDb, clock: Clock, retention: AuditRetention) {
     this.db = db;
     this.clock = clock;
+    this.retention = retention;
   }
 
+  /** A change, a sign-in attempt or a refusal: one row each. */
   record(entry: AuditEntry): void {
     this.db
       .insert(auditLog)
       .values({ ...entry, detail: entry.detail ?? '', at: new Date(this.clock.now()) })
       .run();
+    this.countWrite();
+  }
+
+  /** A read-only call that succeeded: counted in its hour's bucket. */
+  summarise(entry: Omit<AuditEntry, 'code' | 'detail'>): void {
+    const now = this.clock.now();
+    this.db
+      .insert(auditSummary)
+      .values({ ...entry, hour: new Date(now - (now % HOUR_MS)), calls: 1, lastAt: new Date(now) })
+      .onConflictDoUpdate({
+        target: [auditSummary.hour, auditSummary.user, auditSummary.address, auditSummary.transport, auditSummary.namespace, auditSummary.name, auditSummary.action],
+        set: { calls: sql`${auditSummary.calls} + 1`, lastAt: new Date(now) },
+      })
+      .run();
+    this.countWrite();
   }
 
   recent(limit = 100) {
     return this.db.select().from(auditLog).orderBy(desc(auditLog.id)).limit(limit).all();
+  }
+
+  recentSummaries(limit = 100) {
+    return this.db.select().from(auditSummary).orderBy(desc(auditSummary.lastAt), desc(auditSummary.id)).limit(limit).all();
+  }
+
+  /** Deletes what is past the retention; returns how many rows went from each table. */
+  prune(): { log: number; summary: number } {
+    this.writesSincePrune = 0;
+    const cutoff = new Date(this.clock.now() - this.retention.maxAgeDays * 86_400_000);
+    return {
+      log: this.pruneTable(auditLog, auditLog.id, auditLog.at, cutoff),
+      summary: this.pruneTable(auditSummary, auditSummary.id, auditSummary.hour, cutoff),
+    };
+  }
+
+  private pruneTable(table: SQLiteTable, id: AnySQLiteColumn, at: AnySQLiteColumn, cutoff: Date): number {
+    let removed = 0;
+    for (;;) {
+      const old = this.db.select({ id }).from(table).where(lt(at, cutoff)).orderBy(asc(id)).limit(PRUNE_BATCH).all() as Array<{ id: number }>;
+      if (old.length === 0) break;
+      removed += this.deleteUpTo(table, id, old.at(-1)!.id);
+    }
+    const rows = this.db.select({ n: count() }).from(table).get()?.n ?? 0;
+    let excess = rows - this.retention.maxRows;
+    while (excess > 0) {
+      // Ids grow with time in both tables: the oldest rows have the smallest ids.
+      const oldest = this.db.select({ id }).from(table).orderBy(asc(id)).limit(Math.min(excess, PRUNE_BATCH)).all() as Array<{ id: number }>;
+      if (oldest.length === 0) break;
+      const n = this.deleteUpTo(table, id, oldest.at(-1)!.id);
+      removed += n;
+      excess -= n;
+    }
+    return removed;
+  }
+
+  private deleteUpTo(table: SQLiteTable, id: AnySQLiteColumn, lastId: number): number {
+    return this.db.delete(table).where(sql`${id} <= ${lastId}`).run().changes;
+  }
+
+  private countWrite(): void {
+    if (++this.writesSincePrune >= pruneEvery(this.retention.maxRows)) this.prune();
   }
 }

@@ -86,6 +86,17 @@ async function startSession(user: string, method: Session['method'], ctx: Reques
   if (connection.token) services.sessions.revoke(connection.token);
   const session = services.sessions.create({ user, level, groups, method, connectionId: connection.id, keyMd5 });
   connection.token = session.token;
+  // Every sign-in is kept for the auditor (token resumes continue one and are not new sign-ins).
+  services.audit.record({
+    user,
+    address: connection.address,
+    transport: connection.transport,
+    namespace: 'rpc',
+    name: method === 'ssl' ? 'auth_ssl' : 'auth',
+    action: '',
+    code: 200,
+    detail: method === 'ssl' ? `key ${keyMd5 ?? ''}` : 'password',
+  });
   return [session.token, services.sessions.secondsLeft(session)];
 }
 

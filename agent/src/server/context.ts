@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { AgentDb } from '../store/db.ts';
 import type { Platform } from '../platforms/types.ts';
 import type { EventBus } from '../events/bus.ts';
-import type { Audit } from './audit.ts';
+import type { Audit, AuditRetention } from './audit.ts';
 import type { SessionStore, Session } from './sessions.ts';
 import type { Blacklist } from './blacklist.ts';
 import type { SignInGate, SignInGateConfig } from './sign-in-gate.ts';
@@ -57,6 +57,8 @@ export interface AgentConfig {
   maxConnectionsPerAddress: number;
   /** Bytes queued for a peer that does not read before its connection is closed (1013). */
   maxSendBufferBytes: number;
+  /** How long and how much of the audit log is kept (server/audit.ts). */
+  audit: AuditRetention;
 }
 
 export interface Clock {
@@ -87,7 +89,8 @@ export interface RequestContext {
   /** Present once authenticated. */
   readonly session: Session | null;
   /** What the handler adds to this request's audit record (job ids, affected names). */
-  readonly audit: { detail: string };
+  /** `readOnly`: set by the pipeline for reads, which are counted rather than written row by row. */
+  readonly audit: { detail: string; readOnly?: boolean };
 }
 
 /** A request context after authentication. */

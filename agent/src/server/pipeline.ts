@@ -59,7 +59,7 @@ export class Pipeline {
     let action = '';
     let session: Session | null = null;
     let reply: ReplyEnvelope;
-    const audit = { detail: '' };
+    const audit: RequestContext['audit'] = { detail: '' };
     try {
       id = idOf(raw);
       const parsed = parseFrame(raw);
@@ -78,16 +78,10 @@ export class Pipeline {
       session ??= this.currentSession(connection);
     }
     if (session && !(namespace === 'rpc' && isAuthOperation(name))) {
-      this.services.audit.record({
-        user: session.user,
-        address: connection.address,
-        transport: connection.transport,
-        namespace,
-        name,
-        action,
-        code: reply.name === 'error' ? reply.args.code : 200,
-        detail: audit.detail,
-      });
+      const who = { user: session.user, address: connection.address, transport: connection.transport, namespace, name, action };
+      // Every change and every refusal is a row; a read that succeeded is only counted (audit.ts).
+      if (audit.readOnly && reply.name !== 'error') this.services.audit.summarise(who);
+      else this.services.audit.record({ ...who, code: reply.name === 'error' ? reply.args.code : 200, detail: audit.detail });
     }
     return reply;
   }
@@ -108,7 +102,7 @@ export class Pipeline {
   private async dispatch(
     connection: Connection,
     req: { namespace: string; name: string; args: unknown },
-    audit: { detail: string },
+    audit: RequestContext['audit'],
     noteAction: (action: string) => void,
   ): Promise<{ args: unknown; session: Session | null; action: string }> {
     const { services } = this;
@@ -132,8 +126,12 @@ export class Pipeline {
     if (!session) throw unauthorized();
     const ctx: AuthedContext = { ...base, session };
 
-    if (req.namespace === 'events') return { args: this.events(req.name, req.args, ctx), session, action: '' };
+    if (req.namespace === 'events') {
+      audit.readOnly = true;
+      return { args: this.events(req.name, req.args, ctx), session, action: '' };
+    }
     if (req.namespace === 'rpc' && req.name === 'query') {
+      audit.readOnly = true;
       return { args: query.reply.parse(subsystemsFor(session, this.servedContracts())), session, action: '' };
     }
 
@@ -151,6 +149,8 @@ export class Pipeline {
     const handler = served.handlers[action];
     if (!actionContract || !handler) throw new Error(`contract/handler mismatch for ${subsystemKey(contract)} ${action}`);
     authorize(session, contract, action, actionContract.access);
+    // `read` and `authenticated` actions change nothing (the contracts give every change `write` or above).
+    audit.readOnly = actionContract.access === 'read' || actionContract.access === 'authenticated';
     const args = parseOrThrow(actionContract.args, rest, `${subsystemKey(contract)} ${action}`);
     const result = await handler(args, ctx);
     if (services.config.strictReplies) {

@@ -42,7 +42,10 @@ export const blacklist = sqliteTable('blacklist', {
   reason: text('reason').notNull(),
 });
 
-/** Who did what: one row per authenticated request and per sign-in attempt. */
+/**
+ * Who did what: one row per change (an action of `full` access), per sign-in attempt and per refused
+ * request. Successful read-only calls are counted in `audit_summary` instead. Pruned by age and rows.
+ */
 export const auditLog = sqliteTable(
   'audit_log',
   {
@@ -59,6 +62,25 @@ export const auditLog = sqliteTable(
     detail: text('detail').notNull().default(''),
   },
   (t) => [index('audit_log_at').on(t.at)],
+);
+
+/** Successful read-only calls, counted per hour, user, address, transport and action. */
+export const auditSummary = sqliteTable(
+  'audit_summary',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    /** Start of the hour (epoch ms) the calls fell in. */
+    hour: integer('hour', { mode: 'timestamp_ms' }).notNull(),
+    user: text('user').notNull(),
+    address: text('address').notNull(),
+    transport: text('transport').notNull(),
+    namespace: text('namespace').notNull(),
+    name: text('name').notNull(),
+    action: text('action').notNull(),
+    calls: integer('calls').notNull(),
+    lastAt: integer('last_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [uniqueIndex('audit_summary_bucket').on(t.hour, t.user, t.address, t.transport, t.namespace, t.name, t.action)],
 );
 
 /**
@@ -87,6 +109,8 @@ export const jobs = sqliteTable(
     /** JSON object command → return code. */
     returnCodes: text('return_codes').notNull().default('{}'),
     log: text('log').notNull().default(''),
+    /** UTF-8 size of `log`, so the total kept can be bounded without reading every log. */
+    logBytes: integer('log_bytes').notNull().default(0),
     logTruncated: integer('log_truncated', { mode: 'boolean' }).notNull().default(false),
     /** Why a job ended without running to completion (killed, interrupted by a restart, ...). */
     reason: text('reason').notNull().default(''),

@@ -36,4 +36,11 @@ export const LIMITS = {
   /** Password sign-in attempts per address: a burst, then a steady rate per second (loopback included). */
   passwordAttemptBurst: 20,
   passwordAttemptsPerSecond: 5,
+  /** Audit rows (changes, sign-ins, refusals; and hourly counts of read-only calls) kept this long… */
+  auditRetentionDays: 90,
+  /** …and at most this many rows in each of the two audit tables. */
+  auditMaxRows: 200_000,
+  /** Finished dispatcher jobs kept (with their logs) at most, and their logs' total size. */
+  maxFinishedJobs: 5000,
+  maxStoredJobLogBytes: 256 * 1024 * 1024,
 } as const;
