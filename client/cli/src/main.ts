@@ -4,6 +4,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { registerClientCommands } from './client-commands.ts';
+import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 
 const program = new Command()
   .name('hostadm')
@@ -30,6 +31,10 @@ program
   .option('--nickname <name>', 'name this host shows to clients of the bridge')
   .option('--max-parallel-jobs <n>', 'dispatcher jobs of no_queue that run at once', parsePositiveInt, 4)
   .option('--job-retention <seconds>', 'how long finished jobs stay listed and readable', parsePositiveInt, 86400)
+  .option('--max-finished-jobs <n>', 'finished jobs kept at most (the oldest go first)', parsePositiveInt, LIMITS.maxFinishedJobs)
+  .option('--max-job-log-bytes <n>', 'total bytes of finished jobs\' logs kept at most', parsePositiveInt, LIMITS.maxStoredJobLogBytes)
+  .option('--audit-retention-days <days>', 'audit rows (changes, sign-ins, refusals, hourly read counts) kept this long', parsePositiveInt, LIMITS.auditRetentionDays)
+  .option('--audit-max-rows <n>', 'rows kept at most in each audit table (the oldest go first)', parsePositiveInt, LIMITS.auditMaxRows)
   .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
   .action(async (opts: AgentCliOptions) => {
     const { runAgentCommand } = await import('./commands/agent.ts');
@@ -57,6 +62,10 @@ export interface AgentCliOptions {
   joinFile?: string;
   nickname?: string;
   jobRetention: number;
+  maxFinishedJobs: number;
+  maxJobLogBytes: number;
+  auditRetentionDays: number;
+  auditMaxRows: number;
   logLevel: string;
 }
 

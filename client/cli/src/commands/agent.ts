@@ -37,8 +37,13 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
     simHostCommands: opts.simHostCommands,
     adminGroup: opts.adminGroup,
     tls: opts.tlsCert && opts.tlsKey ? { certFile: opts.tlsCert, keyFile: opts.tlsKey } : undefined,
-    config: { tokenTtlSeconds: opts.tokenTtl, allowPasswordAuth: opts.passwordAuth },
-    dispatcher: { noQueueConcurrency: opts.maxParallelJobs, retentionSeconds: opts.jobRetention },
+    config: { tokenTtlSeconds: opts.tokenTtl, allowPasswordAuth: opts.passwordAuth, audit: { maxAgeDays: opts.auditRetentionDays, maxRows: opts.auditMaxRows } },
+    dispatcher: {
+      noQueueConcurrency: opts.maxParallelJobs,
+      retentionSeconds: opts.jobRetention,
+      maxFinishedJobs: opts.maxFinishedJobs,
+      maxStoredLogBytes: opts.maxJobLogBytes,
+    },
     bridge: opts.bridge ? { url: opts.bridge, joinToken: opts.join, nickname: opts.nickname } : undefined,
     logger,
   });
