@@ -27,6 +27,8 @@ export function makeKey(algorithm: 'rsa' | 'ed25519'): Key {
   return { privateKey, pubKeyB64: Buffer.from(pem).toString('base64'), pem, md5: createHash('md5').update(pem).digest('base64'), algorithm };
 }
 
+let peersNamed = 0;
+
 export function open(url: string): Promise<WebSocket> {
   const ws = new WebSocket(url, { perMessageDeflate: false });
   return new Promise((resolve, reject) => {
@@ -49,7 +51,8 @@ export async function bridgeSignIn(url: string, type: 'server' | 'client', key: 
       const reply = (id: string, args: unknown) => ws.send(JSON.stringify({ id, name: 'response', namespace: 'rpc', args }));
       const call = (id: string, name: string, args: unknown) => ws.send(JSON.stringify({ id, name, namespace: 'rpc', args }));
       if (env.id === 'bridge_request_ident') {
-        reply(env.id, { type, hostname: `bench-${type}` });
+        // Each agent its own name: a host nickname (by default its hostname) belongs to one key.
+        reply(env.id, { type, hostname: `bench-${type}-${process.pid}-${++peersNamed}` });
         call('enroll', 'bridge_enroll', { token, pub_key: key.pubKeyB64 });
         call('s1', 'auth_ssl', { action: 'auth_ssl', md5_key: key.md5 });
       } else if (env.name === 'error') {

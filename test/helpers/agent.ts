@@ -121,6 +121,13 @@ export class TestClient {
     return reply;
   }
 
+  /** Registers a waiter for the reply with `expectId`, then runs `send` (frames built by the caller). */
+  sendRawExpecting(expectId: string, send: () => void): Promise<Envelope> {
+    const reply = new Promise<Envelope>((resolve) => this.pending.set(expectId, resolve));
+    send();
+    return reply;
+  }
+
   call(className: string, action: string, args: Record<string, unknown> = {}): Promise<Envelope> {
     return this.request('admin', className, { action, ...args });
   }
