@@ -13,7 +13,7 @@ import { startTestBridge, until } from '../bridge/helpers.ts';
 import { bridgeTransport, connect, ConnectionError, NodeWebSocket, type HostadmClient } from '../../client/sdk/src/node.ts';
 
 /** What the man in the middle does to the next sealed frame the client sends. */
-type Meddle = 'flip-a-bit' | 'replay' | 'swap-with-next';
+type Meddle = 'flip-a-bit' | 'replay' | 'swap-with-next' | 'drop';
 
 interface Middle {
   url: string;
@@ -49,6 +49,10 @@ async function manInTheMiddle(t: TestContext, bridgeUrl: string): Promise<Middle
       }
       if (next === 'swap-with-next') {
         held = frame;
+        return;
+      }
+      if (next === 'drop') {
+        next = null;
         return;
       }
       if (next === 'replay') {
@@ -129,4 +133,17 @@ test('two frames swapped on the way: refused as out of order, nothing applied fr
     assert.equal(outcome.status, 'rejected');
     closedBecause(/missing or out of order/)((outcome as PromiseRejectedResult).reason);
   }
+});
+
+test('a dropped frame: the next one is refused as out of order, and both calls fail with that reason', async (t) => {
+  const { client, middle, agent } = await setup(t);
+  const adds = () => agent.services.audit.recent(1000).filter((r) => r.transport === 'bridge' && r.action === 'groupadd').length;
+  middle.meddleNext('drop');
+  const dropped = client.admin.users.groupadd({ name: 'never_arrives' });
+  const next = client.query();
+  for (const outcome of await Promise.allSettled([dropped, next])) {
+    assert.equal(outcome.status, 'rejected');
+    closedBecause(/missing or out of order/)((outcome as PromiseRejectedResult).reason);
+  }
+  assert.equal(adds(), 0, 'the dropped change was never applied');
 });

@@ -22,6 +22,7 @@ interface ServeOptions {
   tlsCert?: string;
   tlsKey?: string;
   logLevel: string;
+  maxConnectionsPerAddress: number;
 }
 
 interface AdminOptions {
@@ -50,6 +51,7 @@ export function bridgeCommand(): Command {
     .option('--tls-cert <file>', 'serve wss/https with this PEM certificate')
     .option('--tls-key <file>', 'private key for --tls-cert')
     .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
+    .option('--max-connections-per-address <n>', 'sockets one address may hold at once (a NAT or proxy in front may need more)', parseCount, 256)
     .action(async (opts: ServeOptions) => serve(opts));
 
   bridge
@@ -126,6 +128,7 @@ async function serve(opts: ServeOptions): Promise<void> {
     dataDir: opts.data,
     tls: opts.tlsCert && opts.tlsKey ? { certFile: opts.tlsCert, keyFile: opts.tlsKey } : undefined,
     logger,
+    config: { maxConnectionsPerAddress: opts.maxConnectionsPerAddress },
   });
   process.stdout.write(
     [
@@ -203,6 +206,12 @@ async function openStore(dataDir: string) {
   }
   const { SqliteKeyStore } = await import('@hostadm/bridge');
   return new SqliteKeyStore(dataDir);
+}
+
+function parseCount(text: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`expected a whole number of at least 1, not ${JSON.stringify(text)}`);
+  return n;
 }
 
 function parseListen(listen: string): { host: string; port: number } {
