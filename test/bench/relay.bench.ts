@@ -104,7 +104,8 @@ async function roleBridge(): Promise<void> {
   const { startBridge, issueJoinToken, joinSecretKey } = await import('@hostadm/bridge');
   const pino = (await import('pino')).default;
   const dataDir = mkdtempSync(join(tmpdir(), 'hostadm-bench-bridge-'));
-  const bridge = await startBridge({ listen: { host: '127.0.0.1', port: 0 }, dataDir, logger: pino({ level: 'silent' }) });
+  // Every bench peer comes from loopback: lift the per-address socket cap (idle agents open thousands).
+  const bridge = await startBridge({ listen: { host: '127.0.0.1', port: 0 }, dataDir, logger: pino({ level: 'silent' }), config: { maxConnectionsPerAddress: 100_000 } });
   const secret = joinSecretKey(dataDir);
   process.on('message', async (msg: { cmd: string; kind?: 'agent' | 'client'; n?: number }) => {
     if (msg.cmd === 'tokens') {
