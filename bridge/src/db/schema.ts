@@ -24,7 +24,10 @@ export const bridgeKeys = sqliteTable(
     createdBy: text('created_by').notNull().default(''),
     createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
     lastSeenAt: integer('last_seen_at', { mode: 'timestamp_ms' }),
-    /** Set once; a revoked key never signs in again and cannot be enrolled again. */
+    /**
+     * Set once; a revoked key never signs in again and cannot be enrolled again. Its row is never
+     * pruned, since the row is what refuses the key (rows come only from the operator's join tokens).
+     */
     revokedAt: integer('revoked_at', { mode: 'timestamp_ms' }),
   },
   (t) => [uniqueIndex('bridge_keys_md5').on(t.md5Key), index('bridge_keys_revoked_at').on(t.revokedAt)],
@@ -42,7 +45,10 @@ export const usedJoinTokens = sqliteTable(
   (t) => [index('used_join_tokens_expires_at').on(t.expiresAt)],
 );
 
-/** Failed sign-ins and enrollments per address, kept only as long as the counting window. */
+/**
+ * Failed sign-ins and enrollments per address, kept only as long as the counting window (the
+ * periodic prune finds old rows of every address through `auth_failures_at`).
+ */
 export const authFailures = sqliteTable(
   'auth_failures',
   {
@@ -50,12 +56,19 @@ export const authFailures = sqliteTable(
     address: text('address').notNull(),
     at: integer('at', { mode: 'timestamp_ms' }).notNull(),
   },
-  (t) => [index('auth_failures_address_at').on(t.address, t.at)],
+  (t) => [index('auth_failures_address_at').on(t.address, t.at), index('auth_failures_at').on(t.at)],
 );
 
-/** Addresses refused until `until`; persisted so a restart does not lift a block. */
-export const blacklist = sqliteTable('blacklist', {
-  address: text('address').primaryKey(),
-  until: integer('until', { mode: 'timestamp_ms' }).notNull(),
-  reason: text('reason').notNull(),
-});
+/**
+ * Addresses refused until `until`; persisted so a restart does not lift a block. A lifted block is
+ * pruned (`blacklist_until`), not only when its address comes back.
+ */
+export const blacklist = sqliteTable(
+  'blacklist',
+  {
+    address: text('address').primaryKey(),
+    until: integer('until', { mode: 'timestamp_ms' }).notNull(),
+    reason: text('reason').notNull(),
+  },
+  (t) => [index('blacklist_until').on(t.until)],
+);

@@ -29,6 +29,13 @@ export interface RelayConfig {
   revocationPollSeconds: number;
   /** Most md5_keys one peer may list (an agent with more users' keys than this is cut at the bound). */
   maxKeysPerPeer: number;
+  /**
+   * How often the sweep prunes the store (spent join tokens, lifted blocks, old failures; see
+   * `KeyStore.prune`). The first sweep prunes; while a batch comes back full, every sweep does.
+   */
+  pruneIntervalSeconds: number;
+  /** Rows one prune deletes at most per table, so it never holds the database for long. */
+  pruneBatchRows: number;
   blacklist: {
     failures: number;
     windowSeconds: number;
@@ -59,6 +66,8 @@ export function relayConfig(overrides: RelayConfigOverrides = {}): RelayConfig {
     silentCloseSeconds: 60,
     revocationPollSeconds: 5,
     maxKeysPerPeer: 10_000,
+    pruneIntervalSeconds: 600,
+    pruneBatchRows: 500,
     ...overrides,
     blacklist: {
       failures: 5,

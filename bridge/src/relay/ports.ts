@@ -64,6 +64,13 @@ export interface BlacklistRule {
   blockMs: number;
 }
 
+/** Rows a prune removed, per table. */
+export interface PrunedRows {
+  usedJoinTokens: number;
+  blacklist: number;
+  authFailures: number;
+}
+
 /**
  * Persistent state: registered keys, used join tokens, the blacklist. Every method is async so a
  * D1 implementation fits; every implementation must use bound parameters only.
@@ -89,6 +96,13 @@ export interface KeyStore {
   isBlocked(address: string, now: number): Promise<boolean>;
   /** Records a failure; returns true when this failure blocks the address. */
   recordFailure(address: string, now: number, rule: BlacklistRule): Promise<boolean>;
+  /**
+   * Deletes, oldest first and at most `limit` rows per table, what can no longer change a decision:
+   * used join tokens past their expiry (a token is refused by its signature check once expired),
+   * blocks that have been lifted, failures older than the counting window. Keys, revoked ones
+   * included, are never pruned: the row is what refuses a revoked key.
+   */
+  prune(now: number, rule: BlacklistRule, limit: number): Promise<PrunedRows>;
 }
 
 export interface ParsedPublicKey {

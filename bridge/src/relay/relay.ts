@@ -9,7 +9,8 @@
  *    `const peer = relay.open(socket, address)`.
  * 2. Each frame: `relay.receive(peer, data, isBinary)`: text as bytes (Node) or string (Workers).
  *    Each pong: `relay.pong(peer)`. On close: `relay.closed(peer)`.
- * 3. About once a second: `relay.sweep()` (timeouts, heartbeat, stuck queues, revocations by others).
+ * 3. About once a second: `relay.sweep()` (timeouts, heartbeat, stuck queues, revocations by others,
+ *    and the store's prune when due).
  * 4. `POST /admin/revoke` → `relay.revoke(ref)`; `GET /metrics` → `relay.snapshot()`.
  */
 import { eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
@@ -20,6 +21,7 @@ import { Matcher } from './matching.ts';
 import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
 import { NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
 import { SignedInIndex } from './signed-in.ts';
+import { StoreRetention, type PruneMark } from './retention.ts';
 import type { Clock, KeyCrypto, KeyRecord, KeyStore, PeerKind, PeerSocket, RelayLogger } from './ports.ts';
 
 export interface RelayDeps {
@@ -40,6 +42,8 @@ export interface RelayDeps {
    * memory between events (a hibernating Durable Object) saves the peer here and `restore`s it later.
    */
   persist?: (peer: Peer) => void;
+  /** Where the time of the last store prune is kept (default: memory; a Durable Object: its storage). */
+  pruneMark?: PruneMark;
 }
 
 /** The announcement entry for one peer (docs/bridge-protocol.md §2.5). */
@@ -61,6 +65,7 @@ export class Relay implements ApiHost {
   readonly logger: RelayLogger;
   readonly joinSecret: Uint8Array;
   readonly hostname: string;
+  readonly retention: StoreRetention;
   private readonly peers = new Set<Peer>();
   /** Open sockets per remote address (admit refuses past `maxConnectionsPerAddress`). */
   private readonly openByAddress = new Map<string, number>();
@@ -92,6 +97,7 @@ export class Relay implements ApiHost {
     this.lastPing = now;
     this.lastRevocationPoll = now;
     this.api = new BridgeApi(this);
+    this.retention = new StoreRetention({ store: this.store, config: this.config, clock: this.clock, logger: this.logger, mark: deps.pruneMark });
   }
 
   // ---- runtime entry points ----
@@ -187,7 +193,8 @@ export class Relay implements ApiHost {
 
   /**
    * Periodic upkeep: unauthenticated timeout (4001), heartbeat pings and silent peers (4000), send
-   * queues stuck over the bound (1013), and revocations written by another process (4003).
+   * queues stuck over the bound (1013), revocations written by another process (4003), and the
+   * store's prune when due (retention.ts).
    */
   async sweep(): Promise<void> {
     if (this.sweeping) return;
@@ -214,6 +221,7 @@ export class Relay implements ApiHost {
         this.lastRevocationPoll = now;
         for (const key of await this.store.revokedSince(since)) this.cutOff(key.id);
       }
+      await this.retention.pruneIfDue();
     } finally {
       this.sweeping = false;
     }

@@ -4,16 +4,16 @@
  * Bound parameters only (Drizzle's query builder); better-sqlite3 is synchronous, the port is not.
  */
 import Database from 'better-sqlite3';
-import { and, eq, gt, gte, isNull, lt, or } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, inArray, isNull, lt, or } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { createPrivateFile, tightenPrivateTree } from '@hostadm/shared/node/private-files.ts';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { keyRecordOf, liveAgentNamed } from '../../db/records.ts';
+import { keyRecordOf, liveAgentNamed, prunable } from '../../db/records.ts';
 import * as schema from '../../db/schema.ts';
 import { authFailures, blacklist, bridgeKeys, usedJoinTokens } from '../../db/schema.ts';
-import type { BlacklistRule, EnrollOutcome, KeyRecord, KeyStore, NewKey, PeerKind } from '../../relay/ports.ts';
+import type { BlacklistRule, EnrollOutcome, KeyRecord, KeyStore, NewKey, PeerKind, PrunedRows } from '../../relay/ports.ts';
 
 export type BridgeDb = BetterSQLite3Database<typeof schema>;
 
@@ -123,5 +123,24 @@ export class SqliteKeyStore implements KeyStore {
       tx.delete(authFailures).where(eq(authFailures.address, address)).run();
       return true;
     });
+  }
+
+  /** One transaction; each delete takes the `limit` oldest prunable rows of its table. */
+  async prune(now: number, rule: BlacklistRule, limit: number): Promise<PrunedRows> {
+    const where = prunable(now, rule);
+    return this.db.transaction((tx) => ({
+      usedJoinTokens: tx
+        .delete(usedJoinTokens)
+        .where(inArray(usedJoinTokens.jti, tx.select({ jti: usedJoinTokens.jti }).from(usedJoinTokens).where(where.usedJoinTokens).orderBy(asc(usedJoinTokens.expiresAt)).limit(limit)))
+        .run().changes,
+      blacklist: tx
+        .delete(blacklist)
+        .where(inArray(blacklist.address, tx.select({ address: blacklist.address }).from(blacklist).where(where.blacklist).orderBy(asc(blacklist.until)).limit(limit)))
+        .run().changes,
+      authFailures: tx
+        .delete(authFailures)
+        .where(inArray(authFailures.id, tx.select({ id: authFailures.id }).from(authFailures).where(where.authFailures).orderBy(asc(authFailures.at)).limit(limit)))
+        .run().changes,
+    }));
   }
 }

@@ -4,12 +4,12 @@
  * interactive transactions, so what must be atomic is one `batch` (D1 runs a batch as one
  * transaction and rolls it back when a statement fails); bound parameters only.
  */
-import { and, eq, gt, gte, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import { drizzle, type DrizzleD1Database } from 'drizzle-orm/d1';
-import { keyRecordOf, liveAgentNamed } from '../../db/records.ts';
+import { keyRecordOf, liveAgentNamed, prunable } from '../../db/records.ts';
 import * as schema from '../../db/schema.ts';
 import { authFailures, blacklist, bridgeKeys, usedJoinTokens } from '../../db/schema.ts';
-import type { BlacklistRule, EnrollOutcome, KeyRecord, KeyStore, NewKey, PeerKind } from '../../relay/ports.ts';
+import type { BlacklistRule, EnrollOutcome, KeyRecord, KeyStore, NewKey, PeerKind, PrunedRows } from '../../relay/ports.ts';
 
 export class D1KeyStore implements KeyStore {
   readonly db: DrizzleD1Database<typeof schema>;
@@ -120,5 +120,23 @@ export class D1KeyStore implements KeyStore {
       this.db.delete(authFailures).where(eq(authFailures.address, address)),
     ]);
     return true;
+  }
+
+  /** One batch (one D1 transaction); each delete takes the `limit` oldest prunable rows of its table. */
+  async prune(now: number, rule: BlacklistRule, limit: number): Promise<PrunedRows> {
+    const where = prunable(now, rule);
+    const db = this.db;
+    const [tokens, blocks, failures] = await db.batch([
+      db
+        .delete(usedJoinTokens)
+        .where(inArray(usedJoinTokens.jti, db.select({ jti: usedJoinTokens.jti }).from(usedJoinTokens).where(where.usedJoinTokens).orderBy(asc(usedJoinTokens.expiresAt)).limit(limit))),
+      db
+        .delete(blacklist)
+        .where(inArray(blacklist.address, db.select({ address: blacklist.address }).from(blacklist).where(where.blacklist).orderBy(asc(blacklist.until)).limit(limit))),
+      db
+        .delete(authFailures)
+        .where(inArray(authFailures.id, db.select({ id: authFailures.id }).from(authFailures).where(where.authFailures).orderBy(asc(authFailures.at)).limit(limit))),
+    ]);
+    return { usedJoinTokens: tokens.meta.changes, blacklist: blocks.meta.changes, authFailures: failures.meta.changes };
   }
 }

@@ -8,8 +8,8 @@
  * - each socket's attachment: its id and `savePeer` (who it is, signed in with which key, the
  *   outstanding challenge), rewritten after each of its API calls;
  * - the object's SQLite-backed sync KV: each peer's md5_key list (can exceed the attachment's size
- *   limit), the metric counters (flushed a second after they change), and in tests the clock offset
- *   and config overrides.
+ *   limit), the metric counters (flushed a second after they change), the times of the last
+ *   revocation re-read and of the last D1 prune, and in tests the clock offset and config overrides.
  * The constructor (every wake-up) revives the peers from both and rebuilds the matching index; each
  * peer's permitted destinations are recomputed, which equals what it was last announced.
  */
@@ -43,6 +43,8 @@ interface Attachment {
 const KEYS_PREFIX = 'keys:';
 const COUNTERS = 'counters';
 const REVOCATIONS_READ = 'revocations-read';
+/** When the relay last pruned D1 (retention.ts); kept here so each wake-up does not prune again. */
+const STORE_PRUNED = 'store-pruned';
 const CLOCK_OFFSET = 'test:clock-offset';
 const CONFIG_OVERRIDES = 'test:config';
 const ALARMS_ON = 'test:alarms';
@@ -93,6 +95,8 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     await this.relay.sweep();
     this.countersLater();
     this.scheduleAlarm();
+    // A prune batch came back full: the next one soon, whoever is connected.
+    if (this.relay.retention.due()) this.scheduleBy(this.relay.clock.now() + 1000);
   }
 
   /**
@@ -145,6 +149,7 @@ export class RelayHub extends DurableObject<BridgeEnv> {
       hostname: env.BRIDGE_HOSTNAME || 'bridge',
       config: { ...WORKERS_CONFIG, ...overrides, blacklist: { ...overrides.blacklist } },
       persist: (peer) => this.save(peer),
+      pruneMark: { get: () => kv.get<number>(STORE_PRUNED), set: (at) => kv.put(STORE_PRUNED, at) },
     });
     const saved = kv.get<SavedCounters>(COUNTERS);
     if (saved) relay.metrics.restore(saved);
