@@ -39,10 +39,12 @@ describe('D1 migrations', () => {
       .map((r) => `${r.type}:${r.name}`)
       .sort();
     for (const table of ['auth_failures', 'blacklist', 'bridge_keys', 'used_join_tokens']) expect(names).toContain(`table:${table}`);
-    for (const index of ['auth_failures_address_at', 'bridge_keys_md5', 'bridge_keys_revoked_at', 'used_join_tokens_expires_at']) expect(names).toContain(`index:${index}`);
+    for (const index of ['auth_failures_address_at', 'auth_failures_at', 'blacklist_until', 'bridge_keys_md5', 'bridge_keys_revoked_at', 'used_join_tokens_expires_at']) {
+      expect(names).toContain(`index:${index}`);
+    }
     const columns = (await rows("SELECT name FROM pragma_table_info('bridge_keys')")).map((r) => r.name);
     expect(columns).toEqual(['id', 'md5_key', 'spki_pem', 'algorithm', 'kind', 'nickname', 'created_by', 'created_at', 'last_seen_at', 'revoked_at']);
-    expect((await rows('SELECT name FROM d1_migrations')).map((r) => r.name)).toContain('0000_init.sql');
+    expect((await rows('SELECT name FROM d1_migrations')).map((r) => r.name)).toEqual(expect.arrayContaining(['0000_init.sql', '0001_retention.sql']));
   });
 });
 
@@ -143,5 +145,38 @@ describe('D1KeyStore', () => {
     expect(await s.isBlocked(address, t0 + 63_000 + 600_000 - 1)).toBe(true);
     expect(await s.isBlocked(address, t0 + 63_000 + 600_000)).toBe(false);
     expect(await rows('SELECT address FROM blacklist WHERE address = ?', address)).toHaveLength(0);
+  });
+
+  it('prunes spent tokens past expiry, lifted blocks and failures out of the window, a batch per table at a time; keys stay', async () => {
+    const s = store();
+    // This test counts whole tables: it starts from empty ones (the tests of this file run in order).
+    await env.DB.batch(['used_join_tokens', 'blacklist', 'auth_failures'].map((table) => env.DB.prepare(`DELETE FROM ${table}`)));
+    const count = async (table: string) => Number((await rows(`SELECT count(*) AS n FROM ${table}`))[0]?.n);
+    const tables = async () => ({ tokens: await count('used_join_tokens'), blocks: await count('blacklist'), failures: await count('auth_failures') });
+    const rule = { failures: 2, windowMs: 60_000, blockMs: 120_000 };
+    const t0 = 1_950_000_000_000;
+    const keys = [newKey(), newKey(), newKey(), newKey(), newKey()];
+    for (const key of keys) expect((await s.enroll(token(t0 + 60_000), key, t0)).ok).toBe(true);
+    await s.revoke(keys[0]!.id, t0);
+    for (let i = 0; i < 5; i++) for (let f = 0; f < rule.failures; f++) await s.recordFailure(`192.0.2.${i}`, t0, rule);
+    for (let i = 0; i < 3; i++) await s.recordFailure(`203.0.113.${i}`, t0, rule);
+    expect(await tables()).toEqual({ tokens: 5, blocks: 5, failures: 3 });
+
+    // Nothing that can still decide something goes.
+    expect(await s.prune(t0 + 30_000, rule, 2)).toEqual({ usedJoinTokens: 0, blacklist: 0, authFailures: 0 });
+    // Past expiry and the window: at most 2 rows per table per call, until none is left.
+    expect(await s.prune(t0 + 61_000, rule, 2)).toEqual({ usedJoinTokens: 2, blacklist: 0, authFailures: 2 });
+    expect(await s.prune(t0 + 61_000, rule, 2)).toEqual({ usedJoinTokens: 2, blacklist: 0, authFailures: 1 });
+    expect(await s.prune(t0 + 61_000, rule, 2)).toEqual({ usedJoinTokens: 1, blacklist: 0, authFailures: 0 });
+    expect(await tables()).toEqual({ tokens: 0, blocks: 5, failures: 0 });
+    expect(await s.isBlocked('192.0.2.0', t0 + 61_000)).toBe(true);
+    // Blocks once lifted.
+    expect(await s.prune(t0 + 120_000, rule, 2)).toEqual({ usedJoinTokens: 0, blacklist: 2, authFailures: 0 });
+    expect(await s.prune(t0 + 120_000, rule, 10)).toEqual({ usedJoinTokens: 0, blacklist: 3, authFailures: 0 });
+    expect(await tables()).toEqual({ tokens: 0, blocks: 0, failures: 0 });
+
+    // Every key is still there, and the revoked one still cannot enroll again.
+    for (const key of keys) expect(await s.getByMd5(key.md5Key)).not.toBeNull();
+    expect(await s.enroll(token(), newKey({ md5Key: keys[0]!.md5Key }), Date.now())).toEqual({ ok: false, reason: 'key-revoked' });
   });
 });

@@ -217,6 +217,52 @@ describe('RelayHub', () => {
   });
 });
 
+describe('RelayHub store retention', () => {
+  it('prunes D1 on its sweep a batch at a time, remembers the last prune across a wake-up, and takes the next batch on its own alarm', async () => {
+    const hub = newHub('prune');
+    await hubJson(hub, '/__test/config', { method: 'POST', body: JSON.stringify({ pruneBatchRows: 2 }) });
+    // This test counts the whole auth_failures table of the D1 all hubs share: start empty.
+    await hubJson(hub, '/__test/forget-keys', { method: 'POST' });
+    const failures = async () => Number((await env.DB.prepare('SELECT count(*) AS n FROM auth_failures').first<{ n: number }>())?.n);
+    /** `n` failures already out of the hub's counting window (600 s). */
+    const addOld = async (n: number) => {
+      const { now } = await hubJson<{ now: number }>(hub, '/__test/now');
+      for (let i = 0; i < n; i++) await env.DB.prepare('INSERT INTO auth_failures (address, at) VALUES (?, ?)').bind(`192.0.2.${i}`, now - 601_000).run();
+    };
+    const sweep = () => hubJson(hub, '/__test/sweep', { method: 'POST' });
+
+    await addOld(5);
+    await sweep();
+    expect(await failures()).toBe(3);
+    // A full batch: the next sweep goes on at once.
+    await sweep();
+    expect(await failures()).toBe(1);
+    await sweep();
+    expect(await failures()).toBe(0);
+
+    // Then once per interval (10 minutes), also for a hub that lost its memory in between.
+    await addOld(3);
+    await sweep();
+    expect(await failures()).toBe(3);
+    await hubJson(hub, '/__test/hibernate', { method: 'POST' });
+    await sweep();
+    expect(await failures()).toBe(3);
+
+    // The alarm prunes when due, and while batches come back full it sets the next alarm itself.
+    await addOld(2);
+    await alarmsOn(hub);
+    await hubJson(hub, '/__test/advance', { method: 'POST', body: JSON.stringify({ seconds: 600 }) });
+    await runInDurableObject(hubStub(hub), (instance: RelayHub) => instance.alarm());
+    expect(await failures()).toBe(3);
+    expect(await runDurableObjectAlarm(hubStub(hub))).toBe(true);
+    expect(await failures()).toBe(1);
+    expect(await runDurableObjectAlarm(hubStub(hub))).toBe(true);
+    expect(await failures()).toBe(0);
+    // Nothing left and nobody connected: no alarm.
+    expect(await runDurableObjectAlarm(hubStub(hub))).toBe(false);
+  });
+});
+
 /** A third peer (a second client of the agent) joins: the old agent is announced to it and it to the agent. */
 async function newPeerIsAnnounced(hub: string, p: Awaited<ReturnType<typeof matchedPair>>): Promise<void> {
   const agentSeen = p.agent.received.length;
