@@ -155,6 +155,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const pruneAudit = () => {
     const removed = services.audit.prune();
     if (removed.log + removed.summary > 0) logger.info(removed, 'audit rows past retention removed');
+    const lifted = blacklist.prune();
+    if (lifted.blocks + lifted.failures > 0) logger.info(lifted, 'lifted blocks and sign-in failures out of the window removed');
   };
   pruneAudit();
   const auditPruneTimer = setInterval(pruneAudit, 3600_000).unref();

@@ -4,7 +4,7 @@
  * lift a block. A success does not reset the count (failures simply age out of the window): else an
  * attacker with any account could interleave its own sign-ins with guesses at another's password. Loopback is never blocked: a local admin must always be able to get in.
  */
-import { and, eq, gt, lt } from 'drizzle-orm';
+import { and, eq, gt, inArray, lt, lte } from 'drizzle-orm';
 import { isIP } from 'node:net';
 import type { AgentDb } from '../store/db.ts';
 import { authFailures, blacklist } from '../store/schema.ts';
@@ -92,5 +92,25 @@ export class Blacklist {
       tx.delete(authFailures).where(eq(authFailures.address, address)).run();
       return true;
     });
+  }
+
+  /**
+   * Deletes what can no longer decide anything: blocks whose `until` has come (`isBlocked` otherwise
+   * removes one only when its address comes back, so blocks from many addresses would stay) and
+   * failures out of the counting window. `batch` rows per statement, oldest first.
+   */
+  prune(batch = 2000): { blocks: number; failures: number } {
+    const now = this.clock.now();
+    const windowStart = new Date(now - this.config.windowSeconds * 1000);
+    const removed = { blocks: 0, failures: 0 };
+    for (;;) {
+      const lifted = this.db.select({ address: blacklist.address }).from(blacklist).where(lte(blacklist.until, new Date(now))).limit(batch);
+      const blocks = this.db.delete(blacklist).where(inArray(blacklist.address, lifted)).run().changes;
+      const old = this.db.select({ id: authFailures.id }).from(authFailures).where(lte(authFailures.at, windowStart)).limit(batch);
+      const failures = this.db.delete(authFailures).where(inArray(authFailures.id, old)).run().changes;
+      removed.blocks += blocks;
+      removed.failures += failures;
+      if (blocks < batch && failures < batch) return removed;
+    }
   }
 }
