@@ -35,6 +35,31 @@ const PRUNE_BATCH = 2000;
  *  holds more than 110% of it, and at most 5000. */
 const pruneEvery = (maxRows: number) => Math.max(1, Math.min(5000, Math.floor(maxRows / 10)));
 
+/**
+ * Longest text kept per field. A refused request's class and action names come from the request as
+ * sent (up to a 1 MiB frame); uncut, the row limit would not bound the bytes. Contract names are far
+ * shorter, and `detail` (job ids and commands) keeps its start.
+ */
+const MAX_NAME_CHARS = 128;
+const MAX_DETAIL_CHARS = 4096;
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
+}
+
+function clipped<E extends Omit<AuditEntry, 'code' | 'detail'>>(entry: E): E {
+  const { user, address, transport, namespace, name, action } = entry;
+  return {
+    ...entry,
+    user: clip(user, MAX_NAME_CHARS),
+    address: clip(address, MAX_NAME_CHARS),
+    transport: clip(transport, MAX_NAME_CHARS),
+    namespace: clip(namespace, MAX_NAME_CHARS),
+    name: clip(name, MAX_NAME_CHARS),
+    action: clip(action, MAX_NAME_CHARS),
+  };
+}
+
 export class Audit {
   private writesSincePrune = 0;
   private readonly db: AgentDb;
@@ -51,7 +76,7 @@ export class Audit {
   record(entry: AuditEntry): void {
     this.db
       .insert(auditLog)
-      .values({ ...entry, detail: entry.detail ?? '', at: new Date(this.clock.now()) })
+      .values({ ...clipped(entry), detail: clip(entry.detail ?? '', MAX_DETAIL_CHARS), at: new Date(this.clock.now()) })
       .run();
     this.countWrite();
   }
@@ -61,7 +86,7 @@ export class Audit {
     const now = this.clock.now();
     this.db
       .insert(auditSummary)
-      .values({ ...entry, hour: new Date(now - (now % HOUR_MS)), calls: 1, lastAt: new Date(now) })
+      .values({ ...clipped(entry), hour: new Date(now - (now % HOUR_MS)), calls: 1, lastAt: new Date(now) })
       .onConflictDoUpdate({
         target: [auditSummary.hour, auditSummary.user, auditSummary.address, auditSummary.transport, auditSummary.namespace, auditSummary.name, auditSummary.action],
         set: { calls: sql`${auditSummary.calls} + 1`, lastAt: new Date(now) },
