@@ -44,11 +44,14 @@ test('announcements: matching peers of the opposite kind only, with their detail
   assert.equal(a1.available_connections.length, 1);
   const agentId = a1.available_connections[0]!;
   assert.match(agentId, /^agent-[0-9a-f-]{36}$/);
-  assert.deepEqual(a1.peers, [{ id: agentId, kind: 'agent', nickname: 'web-1', hostname: 'server-host', host_key_fingerprint: fingerprint(agentKey) }]);
+  const [announced] = a1.peers as Array<{ online_since?: string }>;
+  assert.match(announced?.online_since ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'when the host came online');
+  assert.deepEqual(a1.peers, [{ id: agentId, kind: 'agent', nickname: 'web-1', hostname: 'server-host', host_key_fingerprint: fingerprint(agentKey), access: 'key', online_since: announced!.online_since }]);
   const seenByAgent = await agent.nextAnnouncement(0, (a) => a.available_connections.length === 1);
   const c1Id = seenByAgent.available_connections[0]!;
   assert.match(c1Id, /^client-[0-9a-f-]{36}$/);
-  assert.deepEqual(seenByAgent.peers, [{ id: c1Id, kind: 'client', nickname: 'alice', hostname: 'client-host', host_key_fingerprint: null }]);
+  const seenClient = (seenByAgent.peers as Array<{ online_since?: string }>)[0]!;
+  assert.deepEqual(seenByAgent.peers, [{ id: c1Id, kind: 'client', nickname: 'alice', hostname: 'client-host', host_key_fingerprint: null, access: 'key', online_since: seenClient.online_since }]);
 
   // A client whose key the agent does not accept sees nothing, and the agent is not told about it.
   const agentSeen = agent.received.length;

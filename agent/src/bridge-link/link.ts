@@ -70,7 +70,14 @@ export class BridgeLink {
   }
 
   start(): void {
-    this.stopKeyWatch = this.options.pipeline.services.keys.onChange(() => this.announceKeys());
+    const { keys } = this.options.pipeline.services;
+    const stopListening = keys.onChange(() => this.announceKeys());
+    // `hostadm agent keys authorize` writes from another process; the bridge must hear of it too.
+    const stopWatching = keys.watchOtherWriters(2000);
+    this.stopKeyWatch = () => {
+      stopListening();
+      stopWatching();
+    };
     this.connect();
   }
 
@@ -185,7 +192,7 @@ export class BridgeLink {
       return;
     }
     if (env.namespace === 'rpc' && env.name === 'settings') {
-      this.send({ id, name: 'response', namespace: 'rpc', args: { md5_keys: this.options.pipeline.services.keys.checksums() } });
+      this.send({ id, name: 'response', namespace: 'rpc', args: this.keyList() });
       return;
     }
     if (env.namespace === 'events' && env.name === 'event') {
@@ -258,7 +265,16 @@ export class BridgeLink {
   /** A key was registered or revoked here: the bridge re-matches clients. */
   private announceKeys(): void {
     if (this.state !== 'ready') return;
-    this.send({ id: '', name: 'bridge_keys', namespace: 'rpc', args: { md5_keys: this.options.pipeline.services.keys.checksums() } });
+    this.send({ id: '', name: 'bridge_keys', namespace: 'rpc', args: this.keyList() });
+  }
+
+  /**
+   * The keys this host accepts (registered and authorized on the host), and whether a client whose key
+   * it does not know yet may open a channel to sign in with a password (docs/bridge-protocol.md §2.4).
+   */
+  private keyList(): { md5_keys: string[]; password_signin: boolean } {
+    const { keys, config } = this.options.pipeline.services;
+    return { md5_keys: keys.bridgeChecksums(), password_signin: config.allowPasswordAuth };
   }
 
   private enrollmentFile(): string {

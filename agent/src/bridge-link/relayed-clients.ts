@@ -5,10 +5,29 @@
  */
 import { answerClientHandshake, ChannelError, channelClosedNotice, HandshakeError, MAX_SEALED_PLAINTEXT_BYTES, type HostKey, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
 import { errorEnvelope, responseEnvelope } from '@hostadm/shared/protocol/envelope.ts';
-import { HostadmError, toHostadmError } from '@hostadm/shared/protocol/errors.ts';
+import { badRequest, HostadmError, toHostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { Connection } from '../server/context.ts';
 import type { Pipeline } from '../server/pipeline.ts';
 import { startKeySession } from '../server/auth-ops.ts';
+import { parsePublicKey, type ParsedKey } from '../server/keys.ts';
+
+/**
+ * What a verified C2 leads to: a session as the key's owner (`registered`); the key registered for the
+ * user an administrator authorized it for on the host, then that session (`authorized`); or a channel
+ * that is not signed in, on which the client may sign in with a password and then register its key
+ * (`password`: the first key of a user on a host only the bridge reaches).
+ */
+type C2Outcome =
+  | { kind: 'registered'; user: string }
+  | { kind: 'authorized'; pubKey: string; parsed: ParsedKey }
+  | { kind: 'password' };
+
+interface PendingC2 {
+  verifyC2(args: unknown): Promise<boolean>;
+  md5Key: string;
+  outcome: C2Outcome;
+  deadline: number;
+}
 
 /** A relayed client's state: waiting for C2 (proof of its key), then signed in. */
 interface RelayedClient {
@@ -16,7 +35,7 @@ interface RelayedClient {
   readonly connection: Connection;
   channel: SecureChannel | null;
   /** Set between A1 and C2; C2 is accepted once, within the window. */
-  pending: { verifyC2(args: unknown): Promise<boolean>; user: string; md5Key: string; deadline: number } | null;
+  pending: PendingC2 | null;
   /** Frames to one client leave in seal order. */
   sendChain: Promise<void>;
 }
@@ -92,16 +111,13 @@ export class RelayedClients {
   }
 
   private async answerC1(clientId: string, args: unknown): Promise<unknown> {
-    const md5Key = args && typeof args === 'object' && 'md5_key' in args && typeof args.md5_key === 'string' ? args.md5_key : '';
-    const { keys } = this.options.pipeline.services;
-    const registered = md5Key ? keys.findByMd5(md5Key) : null;
-    if (!registered || registered.algorithm !== 'rsa') throw new HostadmError('UNAUTHORIZED');
+    const { md5Key, spkiPem, outcome } = this.c1Key(args);
     if (!this.clients.has(clientId) && this.clients.size >= (this.options.maxClients ?? 1024)) {
       throw new HostadmError('UNAVAILABLE', 'too many clients through the bridge; try again later');
     }
     let handshake;
     try {
-      handshake = await answerClientHandshake({ c1Args: args, clientSpkiPem: registered.spkiPem, hostKey: await this.options.hostKey() });
+      handshake = await answerClientHandshake({ c1Args: args, clientSpkiPem: spkiPem, hostKey: await this.options.hostKey() });
     } catch (err) {
       if (err instanceof HandshakeError && err.reason === 'downgrade') {
         throw new HostadmError('BAD_REQUEST', 'the unprotected bridge channel is refused; use the hsc1 channel');
@@ -111,15 +127,34 @@ export class RelayedClients {
     }
     // A new handshake replaces whatever this client id had (its old channel and session end).
     this.drop(clientId);
-    const client = this.connectionFor(clientId);
+    const client = this.connectionFor(clientId, md5Key);
     client.channel = handshake.channel;
-    client.pending = {
-      verifyC2: handshake.verifyC2,
-      user: registered.user,
-      md5Key: registered.md5Key,
-      deadline: this.options.pipeline.services.clock.now() + C2_WINDOW_MS,
-    };
+    client.pending = { verifyC2: handshake.verifyC2, md5Key, outcome, deadline: this.options.pipeline.services.clock.now() + C2_WINDOW_MS };
     return handshake.a1Args;
+  }
+
+  /**
+   * The client key C1 names: registered here, or (when C1 carries its public key) authorized on the
+   * host, or unknown but welcome to sign in with a password inside the channel when passwords are on.
+   * Anything else is the spec's 401, before any handshake work.
+   */
+  private c1Key(args: unknown): { md5Key: string; spkiPem: string; outcome: C2Outcome } {
+    const field = (name: string) => (args && typeof args === 'object' && name in args ? (args as Record<string, unknown>)[name] : undefined);
+    const md5Key = typeof field('md5_key') === 'string' ? (field('md5_key') as string) : '';
+    const { keys, config } = this.options.pipeline.services;
+    const registered = md5Key ? keys.findByMd5(md5Key) : null;
+    if (registered) {
+      if (registered.algorithm !== 'rsa') throw new HostadmError('UNAUTHORIZED');
+      return { md5Key, spkiPem: registered.spkiPem, outcome: { kind: 'registered', user: registered.user } };
+    }
+    const pubKey = field('pub_key');
+    const authorizedUser = md5Key ? keys.authorizedUser(md5Key) : null;
+    if (typeof pubKey !== 'string' || (authorizedUser === null && !config.allowPasswordAuth)) throw new HostadmError('UNAUTHORIZED');
+    const parsed = parsePublicKey(pubKey);
+    if (parsed.md5Key !== md5Key) throw badRequest('pub_key: its md5_key is not the one C1 names', [{ field: 'pub_key', message: 'does not match md5_key' }]);
+    if (parsed.algorithm !== 'rsa') throw badRequest('pub_key: the bridge channel needs an RSA key', [{ field: 'pub_key', message: 'not RSA' }]);
+    const outcome: C2Outcome = authorizedUser !== null ? { kind: 'authorized', pubKey, parsed } : { kind: 'password' };
+    return { md5Key, spkiPem: parsed.spkiPem, outcome };
   }
 
   private async handleSealed(client: RelayedClient, frame: string): Promise<void> {
@@ -161,11 +196,26 @@ export class RelayedClients {
       return;
     }
     try {
-      const reply = await startKeySession(pending.user, pending.md5Key, { services, connection: client.connection, session: null, audit: { detail: '' } });
-      this.sendSealed(client, responseEnvelope(id, 'rpc', reply));
+      this.sendSealed(client, responseEnvelope(id, 'rpc', await this.afterKeyProof(client, pending)));
     } catch (cause) {
       this.sendSealed(client, errorEnvelope(id, 'rpc', toHostadmError(cause).toArgs()));
     }
+  }
+
+  /** The C2 reply once the key is proven: a session (`[token, seconds]`), or the invitation to sign in. */
+  private async afterKeyProof(client: RelayedClient, pending: PendingC2): Promise<unknown> {
+    const { services } = this.options.pipeline;
+    const ctx = { services, connection: client.connection, session: null, audit: { detail: '' } };
+    const { outcome } = pending;
+    if (outcome.kind === 'registered') return startKeySession(outcome.user, pending.md5Key, ctx);
+    if (outcome.kind === 'authorized') {
+      const user = services.keys.registerAuthorized(pending.md5Key, outcome.pubKey, outcome.parsed);
+      if (user === null) throw new HostadmError('UNAUTHORIZED'); // the authorization expired since C1
+      services.audit.record({ user, address: client.connection.address, transport: 'bridge', namespace: 'rpc', name: 'register_ssl_cert', action: '', code: 200, detail: `key ${pending.md5Key} authorized on the host` });
+      return startKeySession(user, pending.md5Key, ctx);
+    }
+    // Proven but unknown here: the channel stays open, signed out; only the rpc auth family is served.
+    return { signed_in: false, sign_in: ['password'], message: 'this host does not know your key yet: sign in with a password, then register the key' };
   }
 
   private sendSealed(client: RelayedClient, envelope: unknown): void {
@@ -186,7 +236,12 @@ export class RelayedClients {
       });
   }
 
-  private connectionFor(clientId: string): RelayedClient {
+  /**
+   * A client's connection. Once its key is known the address is `bridge:<md5_key>`: the blacklist and
+   * the password-check limits then follow the key across the client's reconnects (a new connection id
+   * each time), not the bridge's address shared by every relayed client.
+   */
+  private connectionFor(clientId: string, md5Key?: string): RelayedClient {
     const existing = this.clients.get(clientId);
     if (existing) return existing;
     const client: RelayedClient = {
@@ -197,7 +252,7 @@ export class RelayedClients {
       connection: {
         id: `bridge:${clientId}`,
         transport: 'bridge',
-        address: `bridge:${clientId}`,
+        address: md5Key ? `bridge:${md5Key}` : `bridge:${clientId}`,
         token: null,
         push: (envelope) => this.sendSealed(client, envelope),
         close: () => this.drop(clientId),

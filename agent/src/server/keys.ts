@@ -5,11 +5,11 @@
  * original client hashes for `list_ssl_checksums`.
  */
 import { X509Certificate, constants, createHash, createPublicKey, publicDecrypt, verify, type KeyObject } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, gt, lte, sql } from 'drizzle-orm';
 import { badRequest, HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import { proofMessage, type SignaturePurpose } from '@hostadm/shared/crypto/signed-messages.ts';
 import type { AgentDb } from '../store/db.ts';
-import { sslKeys } from '../store/schema.ts';
+import { keyAuthorizations, sslKeys } from '../store/schema.ts';
 import type { Clock } from './context.ts';
 
 export interface ParsedKey {
@@ -169,6 +169,76 @@ export class KeyRegistry {
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Lets the owner of `md5Key` register it for `user` by proving the key in a bridge channel, for
+   * `ttlMs` (the on-host `hostadm agent keys authorize`; the row survives a restart).
+   */
+  authorize(md5Key: string, user: string, ttlMs: number): { expiresAt: Date } {
+    const now = this.clock.now();
+    const expiresAt = new Date(now + ttlMs);
+    this.db
+      .insert(keyAuthorizations)
+      .values({ md5Key, user, createdAt: new Date(now), expiresAt })
+      .onConflictDoUpdate({ target: keyAuthorizations.md5Key, set: { user, createdAt: new Date(now), expiresAt } })
+      .run();
+    this.changed();
+    return { expiresAt };
+  }
+
+  /** The user an unexpired authorization names for this md5_key, or null. */
+  authorizedUser(md5Key: string): string | null {
+    const row = this.db
+      .select({ user: keyAuthorizations.user })
+      .from(keyAuthorizations)
+      .where(and(eq(keyAuthorizations.md5Key, md5Key), gt(keyAuthorizations.expiresAt, new Date(this.clock.now()))))
+      .get();
+    return row?.user ?? null;
+  }
+
+  /** Registers a proven key for the user its authorization names and spends the authorization. */
+  registerAuthorized(md5Key: string, pubKey: string, parsed: ParsedKey): string | null {
+    const user = this.authorizedUser(md5Key);
+    if (user === null || parsed.md5Key !== md5Key) return null;
+    // Registered first: a key another user holds (409) leaves the authorization for the admin to see.
+    this.register(user, pubKey, parsed, { nickname: 'authorized on the host' });
+    this.db.delete(keyAuthorizations).where(eq(keyAuthorizations.md5Key, md5Key)).run();
+    return user;
+  }
+
+  /** Unexpired authorizations, oldest first (expired ones are deleted on the way). */
+  authorizations(): Array<{ md5Key: string; user: string; expiresAt: Date }> {
+    const now = new Date(this.clock.now());
+    this.db.delete(keyAuthorizations).where(lte(keyAuthorizations.expiresAt, now)).run();
+    return this.db
+      .select({ md5Key: keyAuthorizations.md5Key, user: keyAuthorizations.user, expiresAt: keyAuthorizations.expiresAt })
+      .from(keyAuthorizations)
+      .orderBy(keyAuthorizations.createdAt)
+      .all();
+  }
+
+  /** What the agent tells its bridge it accepts: registered keys and keys authorized on the host. */
+  bridgeChecksums(): string[] {
+    return [...new Set([...this.checksums(), ...this.authorizations().map((a) => a.md5Key)])];
+  }
+
+  /**
+   * Another process (the on-host `hostadm agent keys authorize`) may write keys into this database:
+   * SQLite's data_version changes when it does, and listeners (the bridge link) hear of it.
+   */
+  watchOtherWriters(intervalMs: number): () => void {
+    const version = () => this.db.get<{ data_version: number }>(sql`PRAGMA data_version`).data_version;
+    let last = version();
+    const timer = setInterval(() => {
+      const now = version();
+      if (now !== last) {
+        last = now;
+        this.changed();
+      }
+    }, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   /** Every registered key's md5_key, or only `user`'s (what a limited user may see). */

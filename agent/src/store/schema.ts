@@ -24,6 +24,19 @@ export const sslKeys = sqliteTable(
   (t) => [uniqueIndex('ssl_keys_user_key').on(t.user, t.pubKey), index('ssl_keys_md5').on(t.md5Key)],
 );
 
+/**
+ * Keys an administrator authorized on the host itself (`hostadm agent keys authorize MD5 --user U`)
+ * before the key's owner first connects: the first channel opened through a bridge with that key (and
+ * its public key, proven by the handshake) registers it for `user` and deletes the row. Until then the
+ * agent lists the md5_key to its bridge so the client can reach it. Rows expire unused.
+ */
+export const keyAuthorizations = sqliteTable('key_authorizations', {
+  md5Key: text('md5_key').primaryKey(),
+  user: text('user').notNull(),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  expiresAt: integer('expires_at', { mode: 'timestamp_ms' }).notNull(),
+});
+
 /** Failed logins per address, kept only as long as the counting window. */
 export const authFailures = sqliteTable(
   'auth_failures',

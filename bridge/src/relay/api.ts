@@ -33,7 +33,7 @@ export interface ApiHost {
   send(peer: Peer, envelope: unknown): void;
   identified(peer: Peer, kind: PeerKind, hostname: string): void;
   signedIn(peer: Peer, key: KeyRecord, fingerprint: string | null): void;
-  setKeys(peer: Peer, md5Keys: readonly string[]): void;
+  setKeys(peer: Peer, list: KeyList): void;
   closePeer(peer: Peer, code: number, reason: string): void;
   isExempt(address: string): boolean;
 }
@@ -53,9 +53,21 @@ const enrollArgs = z.strictObject({
   nickname: z.string().max(64).optional().describe('Name shown to matched peers (the token\'s nickname wins)'),
 });
 
+/** Most host names one client may ask to reach by password at once. */
+const MAX_REACH = 16;
+
 const md5List = z.object({
   md5_keys: z.array(z.string().min(1).max(64)).describe('base64 MD5 of each key the peer accepts (agent) or holds (client)'),
+  password_signin: z.boolean().optional().describe('Agent: a client whose key it does not know may open a channel to sign in with a password'),
+  reach: z
+    .array(z.string().max(64))
+    .max(MAX_REACH)
+    .optional()
+    .describe('Client: nicknames of hosts to reach for a password sign-in although they do not list its key'),
 });
+
+/** What a peer lists: its md5_keys and, for a first sign-in by password, the reach fields. */
+export type KeyList = z.infer<typeof md5List>;
 
 interface Envelope {
   id: string;
@@ -151,8 +163,7 @@ export class BridgeApi {
         return this.authSsl(peer, env.args);
       case 'bridge_keys': {
         if (peer.state !== 'signed-in') throw unauthorized();
-        const { md5_keys } = parseOrThrow(md5List, env.args, 'rpc/bridge_keys');
-        this.host.setKeys(peer, md5_keys);
+        this.host.setKeys(peer, parseOrThrow(md5List, env.args, 'rpc/bridge_keys'));
         // Unsolicited updates usually carry no id: then nothing is answered.
         return { reply: env.id === '' ? undefined : { result: 'success' } };
       }
@@ -176,7 +187,7 @@ export class BridgeApi {
     if (env.id === LIST_KEYS_ID && peer.state === 'signed-in') {
       const parsed = env.name === 'response' ? md5List.safeParse(env.args) : null;
       if (env.name === 'response' && !parsed?.success) this.host.logger.warn({ peer: peer.id }, 'list_ssl_checksums reply malformed: matching nothing');
-      this.host.setKeys(peer, parsed?.success ? parsed.data.md5_keys : []);
+      this.host.setKeys(peer, parsed?.success ? parsed.data : { md5_keys: [] });
     }
   }
 

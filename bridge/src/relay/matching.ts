@@ -3,7 +3,16 @@
  * listed at least one md5_key it also listed (docs/bridge-protocol.md §2.5). The index maps each
  * md5_key to the peers of each kind that listed it; a change touches only the peers that share a key
  * with the changed peer.
+ *
+ * A first sign-in by password (§2.4) matches through a second kind of entry in the same index,
+ * `host:<nickname>`: an agent that accepts password sign-in is indexed under its bound nickname, and a
+ * client under each nickname it asked to reach. An md5_key is base64 and never contains `:`.
  */
+export function hostEntry(nickname: string): string {
+  return `host:${nickname}`;
+}
+
+const isHostEntry = (entry: string) => entry.startsWith('host:');
 import type { Peer } from './peer.ts';
 import type { PeerKind } from './ports.ts';
 
@@ -48,6 +57,12 @@ export class Matcher {
     const other = this.index[opposite(peer.kind)];
     for (const md5 of peer.md5Keys) for (const q of other.get(md5) ?? []) if (!q.closed) found.add(q);
     return [...found].sort((a, b) => a.connectedAt - b.connectedAt || (a.id < b.id ? -1 : 1));
+  }
+
+  /** How `peer` reaches `other` (both in each other's offer): by a key both list, or only by host name. */
+  access(peer: Peer, other: Peer): 'key' | 'password' {
+    for (const entry of peer.md5Keys) if (!isHostEntry(entry) && other.md5Keys.has(entry)) return 'key';
+    return 'password';
   }
 
   private unindex(peer: Peer): void {

@@ -42,6 +42,8 @@ export class Peer {
   md5Keys: ReadonlySet<string> = NO_IDS;
   /** Ids last announced to this peer: the only destinations it may send to. */
   announced: ReadonlySet<string> = NO_IDS;
+  /** How each of those was matched, when any only by host name ('' when all share a key). */
+  announcedAccess = '';
   /** The sender header `rewrite` writes for byte frames (this peer's id), made at its first relayed frame. */
   header: Uint8Array | null = null;
   /** The destination of this peer's last byte frame, as bytes and as id (most frames go where the last went). */

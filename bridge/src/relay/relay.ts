@@ -14,10 +14,10 @@
  * 4. `POST /admin/revoke` → `relay.revoke(ref)`; `GET /metrics` → `relay.snapshot()`.
  */
 import { eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
-import { BridgeApi, type ApiHost } from './api.ts';
+import { BridgeApi, type ApiHost, type KeyList } from './api.ts';
 import { CLOSE, relayConfig, type DropReason, type RelayConfig, type RelayConfigOverrides } from './config.ts';
 import { allocateZeroed, encodeHeader, frameBytes, frameText, headerEnd, headerText, isApiFrame, rewrite, sameHeader, type Allocate, type Frame } from './frames.ts';
-import { Matcher } from './matching.ts';
+import { hostEntry, Matcher } from './matching.ts';
 import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
 import { NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
 import { SignedInIndex } from './signed-in.ts';
@@ -54,6 +54,10 @@ export interface PeerInfo {
   hostname: string;
   /** Agents: the fingerprint of the host key they signed in with; clients: null. */
   host_key_fingerprint: string | null;
+  /** `key`: the two share a key; `password`: matched by host name only, for a password sign-in. */
+  access: 'key' | 'password';
+  /** When this connection of the peer was made (ISO 8601). */
+  online_since: string;
 }
 
 export class Relay implements ApiHost {
@@ -278,13 +282,21 @@ export class Relay implements ApiHost {
     this.touch(key.id);
   }
 
-  /** The peer listed its md5_keys: re-match it and everyone sharing a key with it. */
-  setKeys(peer: Peer, md5Keys: readonly string[]): void {
+  /**
+   * The peer listed its md5_keys: re-match it and everyone sharing a key with it. An agent that accepts
+   * password sign-in is also matched under its bound nickname, and a client under each nickname it asks
+   * to reach (docs/bridge-protocol.md §2.4): so a client whose key a host does not know yet can open the
+   * channel and sign in there with a password, which the bridge never sees.
+   */
+  setKeys(peer: Peer, list: KeyList): void {
     if (peer.closed || peer.state !== 'signed-in') return;
-    let keys = new Set(md5Keys.slice(0, this.config.maxKeysPerPeer));
+    let keys = new Set(list.md5_keys.slice(0, this.config.maxKeysPerPeer));
     // A client matches by its own key only (it signed in with it); other md5_keys would let it probe
     // which agents accept someone else's key.
-    if (peer.kind === 'client') keys = keys.has(peer.key!.md5Key) ? new Set([peer.key!.md5Key]) : new Set();
+    if (peer.kind === 'client') {
+      keys = keys.has(peer.key!.md5Key) ? new Set([peer.key!.md5Key]) : new Set();
+      for (const name of list.reach ?? []) keys.add(hostEntry(name));
+    } else if (list.password_signin && peer.key!.nickname) keys.add(hostEntry(peer.key!.nickname));
     const affected = this.matcher.setKeys(peer, keys.size === 0 ? NO_IDS : keys);
     for (const p of affected) this.announce(p, p === peer);
   }
@@ -353,21 +365,27 @@ export class Relay implements ApiHost {
   private announce(peer: Peer, force: boolean): void {
     if (peer.closed || peer.state !== 'signed-in') return;
     const offer = this.matcher.offer(peer);
-    const same = offer.length === peer.announced.size && offer.every((q) => peer.announced.has(q.id));
+    const access = offer.map((q) => this.matcher.access(peer, q));
+    // A host that registers a client's key after its password sign-in changes how they match, not who.
+    const accessKey = access.includes('password') ? access.join(',') : '';
+    const same = offer.length === peer.announced.size && offer.every((q) => peer.announced.has(q.id)) && accessKey === peer.announcedAccess;
     if (same && !force) return;
     peer.announced = offer.length === 0 ? NO_IDS : new Set(offer.map((q) => q.id));
+    peer.announcedAccess = accessKey;
     this.metrics.announcements++;
     // Always sent, even to a peer over its bound (it must know whom it may reach); the stuck-queue
     // close (1013) bounds what a peer that does not read can hold.
     if (peer.socket.bufferedAmount > this.config.maxQueueBytes) this.overBound(peer);
     const event = eventEnvelope('bridge', {
       available_connections: offer.map((q) => q.id),
-      peers: offer.map((q): PeerInfo => ({
+      peers: offer.map((q, i): PeerInfo => ({
         id: q.id,
         kind: q.kind!,
         nickname: q.key!.nickname,
         hostname: q.hostname,
         host_key_fingerprint: q.hostKeyFingerprint,
+        access: access[i]!,
+        online_since: new Date(q.connectedAt).toISOString(),
       })),
     });
     peer.socket.send(JSON.stringify(event));

@@ -24,6 +24,10 @@ export interface AnnouncedPeer {
   nickname?: string;
   hostname?: string;
   host_key_fingerprint?: string | null;
+  /** `key`: the host lists this client's key; `password`: reachable for a password sign-in only. */
+  access?: 'key' | 'password';
+  /** When the host's connection to the bridge was made (ISO 8601). */
+  online_since?: string;
 }
 
 /** `ws://h:p` → `ws://h:p/relay`; an explicit path is kept. */

@@ -96,3 +96,14 @@ export class ReplyContractError extends HostadmClientError {
     this.reply = reply;
   }
 }
+
+/**
+ * A host reached through a bridge proved the client's key but does not know it: sign in with a user and
+ * password on the channel (then `registerKey`), or have the key authorized on the host.
+ */
+export class KeyNotRegisteredError extends HostadmClientError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KeyNotRegisteredError';
+  }
+}

@@ -19,6 +19,7 @@ export {
   ERROR_CODES,
   HostadmClientError,
   HostadmRequestError,
+  KeyNotRegisteredError,
   ReplyContractError,
   TimeoutError,
 } from './errors.ts';
@@ -42,6 +43,8 @@ export { webSocketTransport } from './websocket.ts';
 export type { WebSocketConstructor, WebSocketLike, WebSocketTransportOptions } from './websocket.ts';
 export { bridgeTransport, relayUrl } from './bridge-transport.ts';
 export type { BridgeHostSelector, BridgeTransportOptions } from './bridge-transport.ts';
+export { BridgeSession, listBridgeHosts } from './bridge-session.ts';
+export type { BridgeHost, BridgeSessionOptions } from './bridge-session.ts';
 export { signChallenge, textToBase64 } from './key-auth.ts';
 export {
   classNames,

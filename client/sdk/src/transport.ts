@@ -36,6 +36,11 @@ export interface Transport {
    * the host refuses the token, the sign-in fails like any other (no fallback to `auth`).
    */
   readonly sessionToken?: string;
+  /**
+   * Set by a bridge channel whose host proved the key but does not know it: the configured password
+   * (or token) methods sign in on the channel; with none, the sign-in fails with this text.
+   */
+  readonly keyNotRegistered?: string;
   send(text: string): void;
   /** Ends the connection; `onClose` follows. */
   close(code?: number, reason?: string): void;

@@ -60,6 +60,11 @@ export const authSslArgs = z.union([
       channel: z.literal('hsc1').describe('The secure channel asked for (docs/bridge-protocol.md §3)').optional(),
       client_eph: z.string().max(64).describe('base64 of the client\'s 32-byte X25519 ephemeral public key').optional(),
       client_nonce: z.string().max(64).describe('base64 of 32 random bytes').optional(),
+      pub_key: z
+        .string()
+        .max(8192)
+        .describe('base64 PEM certificate or public key of md5_key, for a host that does not know the key yet (password sign-in or a key authorized on the host)')
+        .optional(),
     })
     .describe('Stage 1 through a bridge (C1 of the hsc1 channel)'),
 ]);
@@ -78,6 +83,13 @@ export const authSsl = defineOperation({
       })
       .describe('Stage 1 reply through a bridge'),
     tokenReply,
+    z
+      .object({
+        signed_in: z.literal(false).describe('The key is proven but not registered on this host'),
+        sign_in: z.array(z.literal('password')).describe('How the channel may still be signed in'),
+        message: str('What to do next'),
+      })
+      .describe('C2 reply through a bridge for a key this host does not know: sign in with rpc/auth on the channel, then register the key'),
   ]),
   access: 'none',
 });

@@ -81,8 +81,16 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     this.countersLater();
   }
 
-  override async webSocketClose(ws: WebSocket): Promise<void> {
+  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
     this.forget(ws);
+    // Answer the peer's close frame at once: a client whose close is never answered waits for its
+    // library's timeout (about 10 s for Node's ws) before its process can exit. 1005 and 1006 are
+    // not codes one may send.
+    try {
+      ws.close(code === 1005 || code === 1006 || code === 1015 ? 1000 : code, 'closed');
+    } catch {
+      // already closed
+    }
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {

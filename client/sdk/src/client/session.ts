@@ -8,7 +8,7 @@
  * before the connection counts as open: other requests wait until the session is in place.
  */
 import { isObject } from '../contracts.ts';
-import { HostadmClientError, HostadmRequestError } from '../errors.ts';
+import { HostadmClientError, HostadmRequestError, KeyNotRegisteredError } from '../errors.ts';
 import { signChallenge } from '../key-auth.ts';
 import type { Transport } from '../transport.ts';
 import type { CallOptions } from '../types.ts';
@@ -84,6 +84,9 @@ export class SessionKeeper {
     else {
       if (this.currentSession) methods.push({ token: this.currentSession.token });
       methods.push(...this.configured);
+      if (transport.keyNotRegistered !== undefined && !methods.some((m) => 'username' in m || 'token' in m)) {
+        throw new KeyNotRegisteredError(transport.keyNotRegistered);
+      }
     }
     if (methods.length > 0) await this.authenticate(transport, methods, signal);
   }

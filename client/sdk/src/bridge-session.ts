@@ -1,0 +1,320 @@
+/**
+ * A client's session with a bridge (docs/bridge-protocol.md §2), without any channel: one WebSocket to
+ * `/relay`, identify, enrollment with a join token (once), sign-in with the client's key, the key list
+ * (and the host names to reach for a password sign-in), then the bridge's announcements. The channel to
+ * a host (bridge-transport.ts) and the host listing (`listBridgeHosts`) are built on it.
+ *
+ * States: connecting → identifying → (enrolling) → signing-in → listing → ready → closed. `ready`
+ * means the bridge has answered the key list with its first announcement, so `peers` is what this key
+ * may reach now, not a list still on its way.
+ *
+ * Runtime-neutral (WebCrypto only); the WebSocket constructor is passed in or taken from globalThis.
+ */
+import { md5Key, spkiDerFromPem, spkiPemFromDer } from '@hostadm/shared/crypto/index.ts';
+import { ConnectionError } from './errors.ts';
+import { signChallenge, textToBase64 } from './key-auth.ts';
+import { peerLabel, relayUrl, type AnnouncedPeer } from './bridge-hosts.ts';
+import type { CloseInfo } from './transport.ts';
+import { globalWebSocket, type WebSocketConstructor, type WebSocketLike } from './websocket.ts';
+
+export interface BridgeSessionOptions {
+  /** `ws(s)://bridge:port` (the `/relay` path is added when missing). */
+  bridgeUrl: string;
+  /** The client's RSA key: PKCS#8 (or PKCS#1) private key PEM and its certificate or SPKI public key PEM. */
+  key: { privatePem: string; certPem?: string; publicPem?: string };
+  /** A client join token: enroll the key at the bridge before signing in. */
+  joinToken?: string;
+  /** Nickname to enroll with. */
+  nickname?: string;
+  /** Host nicknames to reach for a password sign-in although they do not know this key yet. */
+  reach?: readonly string[];
+  /** The hostname reported to the bridge's identify. Default `hostadm-sdk`. */
+  clientHostname?: string;
+  webSocket?: WebSocketConstructor;
+}
+
+export type BridgeSessionState = 'connecting' | 'identifying' | 'enrolling' | 'signing-in' | 'listing' | 'ready' | 'closed';
+
+interface Envelope {
+  id?: string;
+  name?: string;
+  namespace?: string;
+  args?: unknown;
+}
+
+const OPEN = 1;
+/** Closing waits this long for the bridge's close frame, then drops the socket (Node's ws waits ~10 s). */
+const CLOSE_GRACE_MS = 1000;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function messageOf(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+export function errorText(env: Envelope): string {
+  if (isRecord(env.args)) {
+    const code = env.args.code;
+    const message = env.args.message;
+    if (typeof message === 'string') return code !== undefined ? `${String(code)} ${message}` : message;
+  }
+  return JSON.stringify(env.args ?? env);
+}
+
+/** The md5_key and SPKI PEM of the client key's public half. */
+export async function clientKeyIds(key: BridgeSessionOptions['key']): Promise<{ publicPem: string; spkiPem: string; md5: string }> {
+  const publicPem = key.certPem ?? key.publicPem;
+  if (!publicPem) throw new ConnectionError('the bridge needs key.certPem or key.publicPem');
+  const spkiPem = spkiPemFromDer(spkiDerFromPem(publicPem));
+  return { publicPem, spkiPem, md5: await md5Key(spkiPem) };
+}
+
+export class BridgeSession {
+  readonly url: string;
+  state: BridgeSessionState = 'connecting';
+  /** What the bridge last announced: the hosts this key may reach. */
+  peers: AnnouncedPeer[] = [];
+  /** Relay frames from a peer (`from` is its connection id). */
+  onRelay: (from: string, body: string) => void = () => {};
+  /** A later announcement (after `ready`). */
+  onPeers: () => void = () => {};
+  /** The bridge dropped one of our frames. */
+  onDropped: (destination: string, reason: string) => void = () => {};
+  /** Once, when the session ends after `ready`. */
+  onClose: (info: CloseInfo) => void = () => {};
+
+  private readonly options: BridgeSessionOptions;
+  private readonly socket: WebSocketLike;
+  private readonly pending = new Map<string, (env: Envelope) => void>();
+  private seq = 0;
+  private md5 = '';
+  private lastError: string | undefined;
+  private settle: { resolve: () => void; reject: (err: ConnectionError) => void } | null = null;
+
+  private constructor(options: BridgeSessionOptions, socket: WebSocketLike) {
+    this.options = options;
+    this.url = relayUrl(options.bridgeUrl);
+    this.socket = socket;
+  }
+
+  /**
+   * Connects, enrolls when given a token, signs in and waits for the first announcement; gives up
+   * (closing the socket) after `timeoutMs` or when `signal` aborts.
+   */
+  static async open(options: BridgeSessionOptions, limits: { signal?: AbortSignal; timeoutMs: number }): Promise<BridgeSession> {
+    const url = relayUrl(options.bridgeUrl);
+    const Ctor = options.webSocket ?? globalWebSocket();
+    if (!Ctor) throw new ConnectionError("no WebSocket implementation: pass `webSocket` (in Node: the `ws` package, or use the SDK's Node entry)");
+    let socket: WebSocketLike;
+    try {
+      socket = new Ctor(url);
+    } catch (cause) {
+      throw new ConnectionError(`cannot connect to the bridge ${url}: ${messageOf(cause)}`, { cause });
+    }
+    const session = new BridgeSession(options, socket);
+    const giveUp = (reason: string) => session.close({ code: 4000, reason }, new ConnectionError(reason));
+    const timer = setTimeout(() => giveUp(`the bridge ${url} did not sign this key in within ${limits.timeoutMs} ms (state: ${session.state})`), limits.timeoutMs);
+    const onAbort = () => giveUp(`connecting to the bridge ${url} was cancelled`);
+    limits.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await session.start();
+    } finally {
+      clearTimeout(timer);
+      limits.signal?.removeEventListener('abort', onAbort);
+    }
+    return session;
+  }
+
+  /** Sends `<destination>\n<body>` through the bridge. */
+  sendRelay(destination: string, body: string): void {
+    if (this.state === 'closed' || this.socket.readyState !== OPEN) throw new ConnectionError(`the connection to the bridge ${this.url} is not open`);
+    this.socket.send(`${destination}\n${body}`);
+  }
+
+  /** Ends the session (before `ready`, `open` rejects with `info.reason`). */
+  close(info: CloseInfo, err?: ConnectionError): void {
+    if (this.state === 'closed') return;
+    const wasReady = this.state === 'ready';
+    this.state = 'closed';
+    try {
+      this.socket.close(info.code >= 3000 && info.code < 5000 ? info.code : 1000, info.reason.slice(0, 120));
+    } catch {
+      // already closing
+    }
+    // A bridge that never answers the close frame must not keep the process alive.
+    const terminate = (this.socket as { terminate?: () => void }).terminate;
+    if (typeof terminate === 'function') {
+      const timer = setTimeout(() => {
+        try {
+          terminate.call(this.socket);
+        } catch {
+          // gone
+        }
+      }, CLOSE_GRACE_MS);
+      (timer as { unref?: () => void }).unref?.();
+    }
+    for (const resolve of this.pending.values()) resolve({ name: 'error', args: { code: 503, message: info.reason } });
+    this.pending.clear();
+    if (this.settle) {
+      const { reject } = this.settle;
+      this.settle = null;
+      reject(err ?? new ConnectionError(`bridge ${this.url}: ${info.reason}`, { closeCode: info.code }));
+    } else if (wasReady) this.onClose(info);
+  }
+
+  private start(): Promise<void> {
+    const ready = new Promise<void>((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+    this.socket.addEventListener('message', (event) => this.onMessage(event.data));
+    this.socket.addEventListener('error', (event) => {
+      this.lastError = event.message || (event.error instanceof Error ? event.error.message : undefined) || 'WebSocket error';
+    });
+    this.socket.addEventListener('close', (event) => {
+      const reason = `the bridge closed the connection (code ${event.code}${event.reason ? `: ${event.reason}` : ''})`;
+      const info: CloseInfo = { code: event.code, reason: event.reason || reason };
+      if (this.lastError !== undefined) info.error = this.lastError;
+      this.close(info, new ConnectionError(`cannot connect through ${this.url}: ${this.lastError ?? reason}`, { closeCode: event.code }));
+    });
+    this.socket.addEventListener('open', () => {
+      this.state = 'identifying';
+    });
+    return ready;
+  }
+
+  private onMessage(data: unknown): void {
+    if (this.state === 'closed') return;
+    let text: string;
+    if (typeof data === 'string') text = data;
+    else if (data instanceof ArrayBuffer) text = new TextDecoder().decode(data);
+    else if (ArrayBuffer.isView(data)) text = new TextDecoder().decode(data as Uint8Array);
+    else return;
+    if (!text.startsWith('{')) {
+      const nl = text.indexOf('\n');
+      if (nl > 0 && this.state === 'ready') this.onRelay(text.slice(0, nl), text.slice(nl + 1));
+      return;
+    }
+    let env: Envelope;
+    try {
+      env = JSON.parse(text) as Envelope;
+    } catch {
+      return;
+    }
+    if (env.name === 'response' || env.name === 'error') {
+      const resolve = env.id !== undefined ? this.pending.get(env.id) : undefined;
+      if (resolve) {
+        this.pending.delete(env.id!);
+        resolve(env);
+      }
+      return;
+    }
+    if (env.name === 'event') return this.onEvent(env.args);
+    // A request from the bridge itself.
+    if (env.id === 'bridge_request_ident' || env.name === 'identify') {
+      this.sendJson({ id: env.id, name: 'response', namespace: 'rpc', args: { type: 'client', hostname: this.options.clientHostname ?? 'hostadm-sdk' } });
+      void this.signIn().catch((cause: unknown) => {
+        const err = cause instanceof ConnectionError ? cause : new ConnectionError(`cannot sign in at ${this.url}: ${messageOf(cause)}`, { cause });
+        this.close({ code: err.closeCode ?? 4000, reason: err.message }, err);
+      });
+    } else if (isRecord(env.args) && env.args.action === 'list_ssl_checksums') {
+      this.state = 'listing';
+      const reach = this.options.reach?.length ? { reach: [...this.options.reach] } : {};
+      this.sendJson({ id: env.id, name: 'response', namespace: 'rpc', args: { md5_keys: [this.md5], ...reach } });
+    }
+  }
+
+  private onEvent(args: unknown): void {
+    const ev = args as { name?: string; args?: Record<string, unknown> } | undefined;
+    if (ev?.name !== 'bridge' || !isRecord(ev.args)) return;
+    if (Array.isArray(ev.args.peers)) {
+      this.peers = (ev.args.peers as unknown[]).filter((p): p is AnnouncedPeer => isRecord(p) && typeof p.id === 'string');
+      // The answer to our key list: from now on `peers` is what this key may reach.
+      if (this.state === 'listing' && this.settle) {
+        this.state = 'ready';
+        const { resolve } = this.settle;
+        this.settle = null;
+        resolve();
+        return;
+      }
+      if (this.state === 'ready') this.onPeers();
+    } else if (isRecord(ev.args.dropped)) {
+      const d = ev.args.dropped as { destination?: string; reason?: string };
+      this.onDropped(d.destination ?? '', d.reason ?? 'unknown reason');
+    }
+  }
+
+  private async signIn(): Promise<void> {
+    const ids = await clientKeyIds(this.options.key);
+    this.md5 = ids.md5;
+    if (this.options.joinToken !== undefined) {
+      this.state = 'enrolling';
+      const nickname = this.options.nickname ? { nickname: this.options.nickname } : {};
+      const reply = await this.request('bridge_enroll', { token: this.options.joinToken, pub_key: textToBase64(ids.publicPem), ...nickname });
+      if (reply.name !== 'response') throw new ConnectionError(`the bridge refused to enroll the key: ${errorText(reply)}`, { closeCode: 4401 });
+    }
+    this.state = 'signing-in';
+    const stage1 = await this.request('auth_ssl', '');
+    if (stage1.name !== 'response' || !isRecord(stage1.args) || typeof stage1.args.test_string !== 'string') {
+      throw new ConnectionError(`the bridge refused sign-in: ${errorText(stage1)}`);
+    }
+    const signature = await signChallenge(this.options.key.privatePem, 'bridge-signin', stage1.args.test_string);
+    const stage2 = await this.request('auth_ssl', { signature });
+    if (stage2.name !== 'response') {
+      throw new ConnectionError(`the bridge refused the key ${this.md5}: ${errorText(stage2)} (enroll it once with a client join token: --join-file FILE)`, { closeCode: 4401 });
+    }
+    // The bridge now asks for the key list (onMessage answers it); `ready` follows its announcement.
+  }
+
+  private request(name: string, args: unknown): Promise<Envelope> {
+    const id = `bt-${++this.seq}`;
+    return new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      this.sendJson({ id, name, namespace: 'rpc', args });
+    });
+  }
+
+  private sendJson(env: Envelope): void {
+    if (this.socket.readyState !== OPEN) throw new ConnectionError(`the connection to the bridge ${this.url} is not open`);
+    this.socket.send(JSON.stringify(env));
+  }
+}
+
+/** A host as `listBridgeHosts` reports it. */
+export interface BridgeHost {
+  id: string;
+  nickname: string;
+  hostname: string;
+  hostKeyFingerprint: string | null;
+  /** `key`: this key is registered there; `password`: reachable for a password sign-in only. */
+  access: 'key' | 'password';
+  onlineSince: string | null;
+}
+
+/**
+ * The hosts a key may reach through a bridge now (and, with `reach`, those open to a password sign-in
+ * under those names). Enrolls the key first when given a join token.
+ */
+export async function listBridgeHosts(options: BridgeSessionOptions & { timeoutMs?: number }): Promise<BridgeHost[]> {
+  const session = await BridgeSession.open(options, { timeoutMs: options.timeoutMs ?? 10_000 });
+  try {
+    return session.peers
+      .filter((p) => p.kind === undefined || p.kind === 'agent')
+      .map((p) => ({
+        id: p.id,
+        nickname: p.nickname ?? '',
+        hostname: p.hostname ?? '',
+        hostKeyFingerprint: p.host_key_fingerprint ?? null,
+        access: p.access === 'password' ? 'password' : 'key',
+        onlineSince: p.online_since ?? null,
+      }));
+  } finally {
+    session.close({ code: 1000, reason: 'listed' });
+  }
+}
+
+/** "a (SHA256:…), b (SHA256:…)" or "none". */
+export function hostList(peers: readonly AnnouncedPeer[]): string {
+  return peers.length ? peers.map(peerLabel).join(', ') : 'none';
+}
