@@ -29,13 +29,13 @@ function baseEnv(): Record<string, string> {
   return env;
 }
 
-export function runCli(args: readonly string[], env: Record<string, string | undefined>): Promise<CliResult> {
+export function runCli(args: readonly string[], env: Record<string, string | undefined>, options: { cwd?: string } = {}): Promise<CliResult> {
   const full = baseEnv();
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) delete full[k];
     else full[k] = v;
   }
-  const child = spawn(HOSTADM, args, { cwd: root, env: full, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(HOSTADM, args, { cwd: options.cwd ?? root, env: full, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));

@@ -36,6 +36,12 @@ interface Envelope {
 
 const HEARTBEAT_MS = 20_000;
 
+/** The wait before reconnect attempt `attempt` (0-based); see `scheduleReconnect`. */
+export function reconnectDelay(attempt: number, minMs: number, maxMs: number, random: () => number = Math.random): number {
+  if (attempt === 0) return random() * 250;
+  return Math.min(maxMs, minMs * 2 ** (attempt - 1)) * (0.5 + random());
+}
+
 export class BridgeLink {
   private readonly options: BridgeLinkOptions;
   private readonly clients: RelayedClients;
@@ -145,13 +151,15 @@ export class BridgeLink {
     ws.on('error', (err) => this.log.warn({ err: err.message }, 'bridge connection error'));
   }
 
-  /** Jittered exponential backoff: 0.5–1.5 × min(max, min · 2^attempt). */
+  /**
+   * The first retry comes at once (0–250 ms: a bridge that restarted is usually back by then), the next
+   * ones with jittered exponential backoff, 0.5–1.5 × min(max, min · 2^(attempt−1)), capped at 10 s so an
+   * agent is never long away from a bridge that came back; the jitter spreads many agents' retries.
+   */
   private scheduleReconnect(): void {
     const min = this.options.minDelayMs ?? 500;
-    const max = this.options.maxDelayMs ?? 30_000;
-    const base = Math.min(max, min * 2 ** this.attempt++);
-    const delay = base * (0.5 + Math.random());
-    this.timer = setTimeout(() => this.connect(), delay);
+    const max = this.options.maxDelayMs ?? 10_000;
+    this.timer = setTimeout(() => this.connect(), reconnectDelay(this.attempt++, min, max));
     this.timer.unref();
   }
 

@@ -22,6 +22,8 @@ export interface ConnectionOptions {
   hostKey?: string;
   user?: string;
   key?: string;
+  join?: string;
+  joinFile?: string;
   timeout?: number;
 }
 
@@ -52,7 +54,9 @@ function withConnection(cmd: Command): Command {
     .option('--host <name>', 'the host behind the bridge: nickname, hostname or SHA256:fingerprint (env HOSTADM_HOST)')
     .option('--host-key <fingerprint>', 'expected host key SHA256:... on first use (env HOSTADM_ACCEPT_HOST_KEY)')
     .option('--user <name>', 'user to sign in as (env HOSTADM_USER); password from HOSTADM_PASSWORD or a prompt')
-    .option('--key <file>', 'sign in with this private key (env HOSTADM_KEY)')
+    .option('--key <file>', 'sign in with this private key (env HOSTADM_KEY; through a bridge: default keys/default.key)')
+    .option('--join <token>', 'client join token from the bridge operator: enrolls the key at the bridge once (env HOSTADM_JOIN_TOKEN)')
+    .option('--join-file <file>', 'read the client join token from the first line of this file')
     .option('--timeout <seconds>', 'seconds to wait for each reply', positiveNumber, 30);
 }
 
@@ -206,8 +210,24 @@ Exit codes: 0 ok, 2 usage, 3 sign-in failed, 4 refused by the host, 5 host error
     await runEvents(names, opts);
   });
 
+  // ------------------------------------------------------------------ hosts behind a bridge
+  withConnection(
+    program
+      .command('hosts')
+      .description('list the hosts your key may reach through a bridge (nickname, host key, access, online since, pinned)')
+      .option('--json', 'print one JSON document'),
+  ).action(async (opts) => {
+    const { runHosts } = await import('./commands/hosts.ts');
+    await runHosts(opts);
+  });
+
   // ------------------------------------------------------------------ sessions
-  withConnection(program.command('login').description('sign in and cache the session token for the next commands')).action(async (opts) => {
+  withConnection(
+    program
+      .command('login')
+      .description('sign in and cache the session token; through a bridge: enroll the key (--join-file), pin the host key, sign in by password once, register the key and save a profile')
+      .option('--save-profile <name>', 'through a bridge: the profile to save (default: the --profile name, else the host name)'),
+  ).action(async (opts) => {
     const { runLogin } = await import('./commands/login.ts');
     await runLogin(opts);
   });

@@ -11,7 +11,7 @@ const program = new Command()
   .description('Administer hosts remotely: run an agent, relay through a bridge, call any action')
   .showHelpAfterError();
 
-program
+const agentCommand = program
   .command('agent')
   .description('Run the agent that administers this host (WebSocket + REST on one port)')
   .option('--platform <kind>', 'sim, linux, freebsd or auto', parsePlatform, 'auto')
@@ -40,6 +40,9 @@ program
     const { runAgentCommand } = await import('./commands/agent.ts');
     await runAgentCommand(opts);
   });
+
+// `hostadm agent keys authorize|pending`: on the host, let a client key in without a password.
+agentCommand.addCommand((await import('./commands/agent-keys.ts')).agentKeysCommand());
 
 // `hostadm bridge [serve] | token | keys list | keys revoke`: definitions only; the bridge loads when one runs.
 program.addCommand((await import('./commands/bridge.ts')).bridgeCommand());

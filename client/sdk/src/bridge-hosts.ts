@@ -30,12 +30,16 @@ export interface AnnouncedPeer {
   online_since?: string;
 }
 
-/** `ws://h:p` → `ws://h:p/relay`; an explicit path is kept. */
+/**
+ * The relay endpoint of a bridge given by its base URL or its relay URL, the rule the agent follows
+ * too: `ws://h:p` → `ws://h:p/relay`, `ws://h:p/prefix` → `ws://h:p/prefix/relay`, `…/relay` kept.
+ */
 export function relayUrl(bridgeUrl: string): string {
   if (!/^wss?:\/\//i.test(bridgeUrl)) throw new ConnectionError(`not a bridge WebSocket URL: ${bridgeUrl} (expected ws://host:port or wss://host:port)`);
-  const m = /^(wss?:\/\/[^/?#]+)(\/?)([^?#]*)(.*)$/i.exec(bridgeUrl);
-  if (m && m[3] === '') return `${m[1]}/relay${m[4] ?? ''}`;
-  return bridgeUrl;
+  const m = /^(wss?:\/\/[^/?#]+)([^?#]*)(.*)$/i.exec(bridgeUrl);
+  if (!m) return bridgeUrl;
+  const path = (m[2] ?? '').replace(/\/+$/, '');
+  return `${m[1]}${path.endsWith('/relay') ? path : `${path}/relay`}${m[3] ?? ''}`;
 }
 
 export function describeHost(host: BridgeHostSelector): string {

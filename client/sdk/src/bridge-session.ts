@@ -26,6 +26,8 @@ export interface BridgeSessionOptions {
   joinToken?: string;
   /** Nickname to enroll with. */
   nickname?: string;
+  /** Called once the bridge has enrolled the key with the join token (a caller may remember it). */
+  onEnrolled?: () => void;
   /** Host nicknames to reach for a password sign-in although they do not know this key yet. */
   reach?: readonly string[];
   /** The hostname reported to the bridge's identify. Default `hostadm-sdk`. */
@@ -253,6 +255,7 @@ export class BridgeSession {
       const nickname = this.options.nickname ? { nickname: this.options.nickname } : {};
       const reply = await this.request('bridge_enroll', { token: this.options.joinToken, pub_key: textToBase64(ids.publicPem), ...nickname });
       if (reply.name !== 'response') throw new ConnectionError(`the bridge refused to enroll the key: ${errorText(reply)}`, { closeCode: 4401 });
+      this.options.onEnrolled?.();
     }
     this.state = 'signing-in';
     const stage1 = await this.request('auth_ssl', '');

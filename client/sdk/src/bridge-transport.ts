@@ -38,6 +38,8 @@ export interface BridgeTransportOptions {
   joinToken?: string;
   /** Nickname to enroll with. */
   nickname?: string;
+  /** Called once the bridge has enrolled the key with the join token (a caller may remember it). */
+  onEnrolled?: () => void;
   /** The hostname reported to the bridge's identify. Default `hostadm-sdk`. */
   clientHostname?: string;
   webSocket?: WebSocketConstructor;
@@ -74,13 +76,16 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
           key: options.key,
           ...(enrolled ? {} : { joinToken: options.joinToken }),
           ...(options.nickname ? { nickname: options.nickname } : {}),
+          onEnrolled: () => {
+            enrolled = true;
+            options.onEnrolled?.();
+          },
           ...(reachName ? { reach: [reachName] } : {}),
           ...(options.clientHostname ? { clientHostname: options.clientHostname } : {}),
           ...(options.webSocket ? { webSocket: options.webSocket } : {}),
         },
         { timeoutMs, ...(signal ? { signal } : {}) },
       );
-      enrolled = true;
       try {
         return await openChannel(session, handlers, { signal, deadline, ids });
       } catch (err) {

@@ -4,6 +4,7 @@
  *   tokens/<key>.json  cached session tokens, one per profile (mode 0600)
  *   keys/<name>.key    private keys (PKCS#8 PEM, mode 0600) and keys/<name>.crt their certificates
  *   known_hosts.json   host keys pinned per bridge and host (`<bridge> <host>` → key and fingerprint)
+ *   enrolled.json      which keys (md5_key) each bridge has enrolled, so a join token is spent once
  */
 import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { ensurePrivateDir, tightenPrivateTree } from '@hostadm/shared/node/private-files.ts';
@@ -140,15 +141,40 @@ export interface KnownHost {
 
 const knownHostsPath = () => join(configDir(), 'known_hosts.json');
 
+/**
+ * One spelling per bridge, so pins, profiles and token caches do not depend on how the URL was typed:
+ * scheme and host lower-cased, the scheme's default port dropped, a trailing `/` or `/relay` removed
+ * (`ws://H:12160/relay/` → `ws://h:12160`). Anything that is not a ws(s) URL comes back unchanged.
+ */
+export function normalizeBridgeUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url.trim());
+  } catch {
+    return url;
+  }
+  if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') return url;
+  const path = parsed.pathname.replace(/\/+$/, '').replace(/\/relay$/, '');
+  // URL already lower-cases the host and drops a default port.
+  return `${parsed.protocol}//${parsed.host}${path}${parsed.search}`;
+}
+
 export function knownHostEntry(bridge: string, host: string): string {
-  return `${bridge} ${host}`;
+  return `${normalizeBridgeUrl(bridge)} ${host}`;
 }
 
 export function loadKnownHosts(): Record<string, KnownHost> {
   const path = knownHostsPath();
   if (!existsSync(path)) return {};
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, KnownHost>;
+    const stored = JSON.parse(readFileSync(path, 'utf8')) as Record<string, KnownHost>;
+    // Entries pinned before URLs were normalized keep working under the normalized spelling.
+    const all: Record<string, KnownHost> = {};
+    for (const [entry, known] of Object.entries(stored)) {
+      const space = entry.indexOf(' ');
+      all[space > 0 ? knownHostEntry(entry.slice(0, space), entry.slice(space + 1)) : entry] ??= known;
+    }
+    return all;
   } catch (err) {
     throw usageError(`cannot read ${path}: ${(err as Error).message}`);
   }
@@ -159,4 +185,31 @@ export function pinHostKey(bridge: string, host: string, hostKey: string, finger
   all[knownHostEntry(bridge, host)] = { hostKey, fingerprint, addedAt: new Date().toISOString() };
   ensureDir(configDir());
   writePrivateFile(knownHostsPath(), `${JSON.stringify(all, null, 2)}\n`);
+}
+
+// ------------------------------------------------------------------ bridge enrollments
+
+const enrolledPath = () => join(configDir(), 'enrolled.json');
+
+function loadEnrolled(): Record<string, string[]> {
+  const path = enrolledPath();
+  if (!existsSync(path)) return {};
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, string[]>;
+  } catch {
+    return {};
+  }
+}
+
+/** Whether this key was enrolled at this bridge from here (a join token would be spent for nothing). */
+export function isEnrolled(bridge: string, md5Key: string): boolean {
+  return loadEnrolled()[normalizeBridgeUrl(bridge)]?.includes(md5Key) ?? false;
+}
+
+export function markEnrolled(bridge: string, md5Key: string): void {
+  const all = loadEnrolled();
+  const url = normalizeBridgeUrl(bridge);
+  all[url] = [...new Set([...(all[url] ?? []), md5Key])];
+  ensureDir(configDir());
+  writePrivateFile(enrolledPath(), `${JSON.stringify(all, null, 2)}\n`);
 }

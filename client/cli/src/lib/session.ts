@@ -12,14 +12,19 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { HandshakeError } from '@hostadm/shared/crypto/index.ts';
 import { bridgeTransport, connect, NodeWebSocket, type AuthMethod, type HostadmClient, type TransportFactory } from '../../../sdk/src/node.ts';
-import { HostadmRequestError } from '../../../sdk/src/errors.ts';
+import { HostadmRequestError, KeyNotRegisteredError } from '../../../sdk/src/errors.ts';
+import { createHash, createPublicKey } from 'node:crypto';
 import { CliError, EXIT, usageError } from './exit.ts';
 import {
   certPathFor,
   configDir,
   deleteToken,
+  isEnrolled,
+  keyPaths,
   knownHostEntry,
+  markEnrolled,
   loadConfig,
+  normalizeBridgeUrl,
   loadKnownHosts,
   pinHostKey,
   readToken,
@@ -38,6 +43,9 @@ export interface ConnectionFlags {
   hostKey?: string;
   user?: string;
   key?: string;
+  /** A client join token for the bridge (enrolls the key on the first connection), or a file holding it. */
+  join?: string;
+  joinFile?: string;
   /** Seconds. */
   timeout?: number;
 }
@@ -71,11 +79,13 @@ export function resolveTarget(flags: ConnectionFlags): Target {
     const host = flags.host ?? env.HOSTADM_HOST ?? profile?.host;
     if (!host) throw usageError('--bridge needs --host NAME|SHA256:FINGERPRINT (the host behind the bridge)');
     if (!/^wss?:\/\/[^\s/]+/.test(bridgeUrl)) throw usageError(`not a WebSocket URL: ${bridgeUrl} (expected ws://HOST:PORT or wss://HOST:PORT)`);
-    const keyPath = flags.key ?? env.HOSTADM_KEY ?? profile?.key;
-    if (!keyPath) throw usageError('a connection through a bridge signs in with a key: give --key FILE (hostadm keys new makes one)');
+    // The default key (hostadm keys new) when none is named: a bridge always signs in with a key.
+    const keyPath = flags.key ?? env.HOSTADM_KEY ?? profile?.key ?? (existsSync(keyPaths('default').key) ? keyPaths('default').key : undefined);
+    if (!keyPath) throw usageError('a connection through a bridge signs in with a key: make one with hostadm keys new, or give --key FILE');
     const user = flags.user ?? env.HOSTADM_USER ?? profile?.user;
-    const url = `bridge ${bridgeUrl} host ${host}`;
-    return { profile: profileName, url, bridge: { url: bridgeUrl, host }, user, keyPath, tokenKey: tokenKey(profileName, url, user ?? '') };
+    const normalized = normalizeBridgeUrl(bridgeUrl);
+    const url = `bridge ${normalized} host ${host}`;
+    return { profile: profileName, url, bridge: { url: normalized, host }, user, keyPath, tokenKey: tokenKey(profileName, url, user ?? '') };
   }
   const url = explicitUrl ?? profile?.url;
   if (!url) {
@@ -104,7 +114,8 @@ export interface OpenClient {
 export async function openClient(flags: ConnectionFlags, options: OpenOptions = {}): Promise<OpenClient> {
   const target = resolveTarget(flags);
   const timeoutMs = (flags.timeout ?? 30) * 1000;
-  const auth = options.auth === 'none' || target.bridge ? [] : authMethods(target);
+  // Through a bridge the channel proves the key; a password is for a host that does not know it yet.
+  const auth = options.auth === 'none' ? [] : target.bridge ? channelPasswordMethods(target) : authMethods(target);
   let client: HostadmClient;
   try {
     client = await connect({
@@ -123,6 +134,14 @@ export async function openClient(flags: ConnectionFlags, options: OpenOptions = 
         EXIT.auth,
         `host key mismatch for ${target.url}: pinned ${mismatch.pinned}, presented ${mismatch.presented}; possible interception, not connecting`,
         `if the host key really changed, remove its entry from ${join(configDir(), 'known_hosts.json')}`,
+      );
+    }
+    if (err instanceof KeyNotRegisteredError) {
+      throw new CliError(
+        EXIT.auth,
+        err.message,
+        `sign in once with a password and register the key: hostadm login --bridge ${target.bridge?.url ?? 'URL'} --host ${target.bridge?.host ?? 'NAME'} --user NAME\n` +
+          `(or have an administrator run on the host: hostadm agent keys authorize ${md5OfKeyFile(target.keyPath)} --user NAME)`,
       );
     }
     if (err instanceof HostadmRequestError && err.code === 401) {
@@ -187,6 +206,39 @@ function authMethods(target: Target): AuthMethod[] {
   return methods;
 }
 
+/** The password to sign in with on a bridge channel whose host does not know the key (asked only then). */
+function channelPasswordMethods(target: Target): AuthMethod[] {
+  if (!target.user) return [];
+  const fromEnv = process.env.HOSTADM_PASSWORD;
+  if (fromEnv !== undefined) return [{ username: target.user, password: fromEnv }];
+  if (!process.stdin.isTTY || !process.stderr.isTTY) return [];
+  const user = target.user;
+  return [{ username: user, password: () => promptHidden(`Password for ${user} at ${target.url} (checked by the host; the bridge sees none of it): `) }];
+}
+
+/** The md5_key of a key file's certificate, for hints ('MD5' when it cannot be read). */
+function md5OfKeyFile(keyPath: string | undefined): string {
+  try {
+    const spki = createPublicKey(readFileSync(certPathFor(keyPath ?? ''), 'utf8')).export({ type: 'spki', format: 'pem' }).toString();
+    return createHash('md5').update(spki, 'utf8').digest('base64');
+  } catch {
+    return 'MD5';
+  }
+}
+
+/** A join token from --join, --join-file or HOSTADM_JOIN_TOKEN (one way only), or undefined. */
+export function joinTokenFrom(flags: { join?: string; joinFile?: string }): string | undefined {
+  const given = [flags.join !== undefined, flags.joinFile !== undefined, process.env.HOSTADM_JOIN_TOKEN !== undefined].filter(Boolean).length;
+  if (given > 1) throw usageError('give the join token one way: --join, --join-file or HOSTADM_JOIN_TOKEN');
+  if (flags.joinFile !== undefined) {
+    if (!existsSync(flags.joinFile)) throw usageError(`join token file not found: ${flags.joinFile}`);
+    const token = readFileSync(flags.joinFile, 'utf8').split(/\r?\n/)[0]?.trim() ?? '';
+    if (!token) throw usageError(`the join token file ${flags.joinFile} is empty`);
+    return token;
+  }
+  return flags.join ?? process.env.HOSTADM_JOIN_TOKEN;
+}
+
 /** The HandshakeError behind a host-key mismatch, anywhere in the cause chain. */
 function hostKeyMismatch(err: unknown): { pinned: string; presented: string } | null {
   for (let e: unknown = err, i = 0; e instanceof Error && i < 5; e = e.cause, i++) {
@@ -208,8 +260,13 @@ async function bridgeFactory(target: Target, flags: ConnectionFlags): Promise<Tr
   if (!existsSync(certPath)) throw usageError(`certificate not found next to the key: ${certPath} (hostadm keys new makes both)`);
   const entry = loadKnownHosts()[knownHostEntry(bridge.url, bridge.host)];
   const expected = flags.hostKey ?? process.env.HOSTADM_ACCEPT_HOST_KEY;
+  const keyMd5 = md5OfKeyFile(keyPath);
+  // A key this machine already enrolled there needs no token: a spent one would only be refused.
+  const joinToken = isEnrolled(bridge.url, keyMd5) ? undefined : joinTokenFrom(flags);
   return bridgeTransport({
+    onEnrolled: () => markEnrolled(bridge.url, keyMd5),
     bridgeUrl: bridge.url,
+    ...(joinToken !== undefined ? { joinToken } : {}),
     host: bridge.host.startsWith('SHA256:') ? { fingerprint: bridge.host } : { name: bridge.host },
     key: { privatePem: readFileSync(keyPath, 'utf8'), certPem: readFileSync(certPath, 'utf8') },
     ...(entry ? { pinnedHostKey: entry.hostKey } : {}),
