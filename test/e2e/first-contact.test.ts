@@ -1,0 +1,145 @@
+/**
+ * The first contact with a host through a bridge it does not trust, played by an attacker: a password
+ * sign-in inside the channel is invisible on the wire and in the bridge's files; guesses through the
+ * bridge are blacklisted per client key, across reconnects; a host that refuses passwords is not offered
+ * to a client that asks for it by name; a client key never becomes usable on a host without the
+ * password or the host administrator's say.
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { agentFor } from '../helpers/agent.ts';
+import { rsaKey, type TestKey } from '../helpers/keys.ts';
+import { BRIDGE_RUNTIME, startTestBridge, type TestBridge } from '../bridge/helpers.ts';
+import { bridgeTransport, connect, HostadmRequestError, KeyNotRegisteredError, listBridgeHosts, NodeWebSocket } from '../../client/sdk/src/node.ts';
+
+const keyPems = (key: TestKey) => ({
+  privatePem: key.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  publicPem: Buffer.from(key.pubKeyB64, 'base64').toString('utf8'),
+});
+
+/** Forwards a client's leg to the bridge and keeps every byte that crossed, both ways. */
+async function recordingMiddle(t: TestContext, bridgeUrl: string): Promise<{ url: string; seen: () => string }> {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const frames: string[] = [];
+  server.on('connection', (client, request) => {
+    const upstream = new WebSocket(new URL(request.url ?? '/', bridgeUrl).toString().replace(/^http/, 'ws'));
+    const queue: string[] = [];
+    upstream.on('open', () => queue.splice(0).forEach((f) => upstream.send(f)));
+    upstream.on('message', (data: RawData) => {
+      frames.push(data.toString());
+      client.send(data.toString());
+    });
+    upstream.on('close', () => client.close());
+    client.on('close', () => upstream.close());
+    client.on('message', (data: RawData) => {
+      const frame = data.toString();
+      frames.push(frame);
+      if (upstream.readyState === WebSocket.OPEN) upstream.send(frame);
+      else queue.push(frame);
+    });
+  });
+  const { port } = server.address() as { port: number };
+  return { url: `ws://127.0.0.1:${port}${new URL(bridgeUrl).pathname}`, seen: () => frames.join('\n') };
+}
+
+async function hostBehindBridge(t: TestContext, options: { password: string; allowPasswordAuth?: boolean }): Promise<{ bridge: TestBridge; agent: Awaited<ReturnType<typeof agentFor>> }> {
+  const bridge = await startTestBridge(t);
+  const agent = await agentFor(t, {
+    simPassword: options.password,
+    ...(options.allowPasswordAuth === false ? { config: { allowPasswordAuth: false } } : {}),
+    bridge: { url: bridge.url, joinToken: await bridge.token('agent', { nickname: 'web1' }), nickname: 'web1' },
+  });
+  await agent.bridgeLink?.ready();
+  return { bridge, agent };
+}
+
+/** Every file under `dir`, as text (the bridge's database, WAL and secrets). */
+function filesUnder(dir: string): string {
+  let out = '';
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    out += statSync(path).isDirectory() ? filesUnder(path) : readFileSync(path).toString('latin1');
+  }
+  return out;
+}
+
+test('a password sign-in inside the channel crosses the bridge sealed: not in any frame, not in its files; then the key alone signs in', async (t) => {
+  const password = `pw-${randomBytes(12).toString('hex')}`;
+  const { bridge } = await hostBehindBridge(t, { password });
+  const middle = await recordingMiddle(t, bridge.url);
+  const key = rsaKey();
+  const first = await connect({
+    transport: bridgeTransport({ bridgeUrl: middle.url, host: { name: 'web1' }, key: keyPems(key), joinToken: await bridge.token('client'), onHostKey: () => true, webSocket: NodeWebSocket }),
+    auth: { username: 'admin', password },
+    reconnect: false,
+  });
+  assert.equal(first.session?.method, 'password');
+  await first.registerKey({ privatePem: keyPems(key).privatePem, certPem: keyPems(key).publicPem, nickname: 'first contact' });
+  await first.close();
+
+  const seen = middle.seen();
+  assert.ok(seen.includes('hsc1.'), 'sealed frames crossed');
+  assert.ok(!seen.includes(password), 'the password is in no frame the bridge relayed');
+  assert.ok(!seen.includes(Buffer.from(password).toString('base64')), 'nor in base64');
+  if (BRIDGE_RUNTIME === 'node') assert.ok(!filesUnder(bridge.dataDir).includes(password), 'nor in the bridge\'s files');
+
+  // The next connection proves the key and is signed in with no password at all.
+  const second = await connect({
+    transport: bridgeTransport({ bridgeUrl: bridge.url, host: { name: 'web1' }, key: keyPems(key), onHostKey: () => true, webSocket: NodeWebSocket }),
+    reconnect: false,
+  });
+  t.after(() => second.close());
+  assert.equal(second.session?.method, 'token', 'resumed from the channel\'s key proof');
+  assert.ok((await second.admin.systemmanager.memorystats()).memorystats);
+  const hosts = await listBridgeHosts({ bridgeUrl: bridge.url, key: keyPems(key), webSocket: NodeWebSocket });
+  assert.deepEqual(hosts.map((h) => [h.nickname, h.access]), [['web1', 'key']]);
+});
+
+test('password guesses through the bridge are blacklisted per client key, across reconnects', async (t) => {
+  const { bridge, agent } = await hostBehindBridge(t, { password: 'right-one' });
+  const key = rsaKey();
+  const factory = bridgeTransport({ bridgeUrl: bridge.url, host: { name: 'web1' }, key: keyPems(key), joinToken: await bridge.token('client'), onHostKey: () => true, webSocket: NodeWebSocket });
+  const codes: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    // A new connection (and a new connection id at the bridge) for every guess.
+    const code = await connect({ transport: factory, auth: { username: 'admin', password: `guess-${i}` }, reconnect: false }).then(
+      async (c) => {
+        await c.close();
+        return 200;
+      },
+      (err: unknown) => (err instanceof HostadmRequestError ? err.code : -1),
+    );
+    codes.push(code);
+  }
+  assert.deepEqual(codes.slice(0, 5), [401, 401, 401, 401, 401], `the first five are checked: ${codes.join(', ')}`);
+  assert.deepEqual(codes.slice(5), [429, 429], 'then the key is blocked, whatever connection it comes on');
+  const blocked = await connect({ transport: factory, auth: { username: 'admin', password: 'right-one' }, reconnect: false }).catch((e: unknown) => e);
+  assert.ok(blocked instanceof HostadmRequestError && blocked.code === 429, 'even the right password waits out the block');
+  assert.equal(agent.services.keys.checksums().length, 0, 'no key was registered');
+});
+
+test('a host that refuses passwords is not offered to a client naming it, and its key stays unknown there', async (t) => {
+  const { bridge } = await hostBehindBridge(t, { password: 'unused', allowPasswordAuth: false });
+  const key = rsaKey();
+  const hosts = await listBridgeHosts({ bridgeUrl: bridge.url, key: keyPems(key), joinToken: await bridge.token('client'), reach: ['web1'], webSocket: NodeWebSocket });
+  assert.deepEqual(hosts, [], 'nothing to reach: the host accepts neither this key nor a password');
+  await assert.rejects(
+    connect({ transport: bridgeTransport({ bridgeUrl: bridge.url, host: { name: 'web1' }, key: keyPems(key), onHostKey: () => true, webSocket: NodeWebSocket }), auth: { username: 'admin', password: 'unused' }, reconnect: false }),
+    /web1 is not online .* for this key \(hosts this key may reach: none\)/,
+  );
+});
+
+test('a host that accepts passwords but is given none: a clear error naming what to do, not a silent 401', async (t) => {
+  const { bridge } = await hostBehindBridge(t, { password: 'unused' });
+  const key = rsaKey();
+  await assert.rejects(
+    connect({ transport: bridgeTransport({ bridgeUrl: bridge.url, host: { name: 'web1' }, key: keyPems(key), joinToken: await bridge.token('client'), onHostKey: () => true, webSocket: NodeWebSocket }), reconnect: false }),
+    (e: unknown) => e instanceof KeyNotRegisteredError && /does not know this key yet/.test(e.message),
+  );
+});
