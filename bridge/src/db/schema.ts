@@ -1,6 +1,6 @@
 /**
  * @module The bridge's tables (Drizzle, SQLite dialect). The same schema and the migrations that
- * drizzle-kit writes next to it serve better-sqlite3 (Node) and D1 (Workers), so keep to plain
+ * drizzle-kit writes next to it serve node:sqlite (Node) and D1 (Workers), so keep to plain
  * SQLite: text, integer, indexes; no triggers, no extensions.
  *
  * Change a table here, then run `drizzle-kit generate --config bridge/drizzle.config.ts` from the

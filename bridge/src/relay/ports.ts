@@ -4,7 +4,7 @@
  * through these types (Hono's conninfo pattern: one port here, one same-named file per runtime).
  *
  * What each runtime provides:
- * - Node (`runtime/node/`): `ws` sockets, better-sqlite3 through Drizzle, a 1-second interval that
+ * - Node (`runtime/node/`): `ws` sockets, node:sqlite through Drizzle, a 1-second interval that
  *   calls `Relay.sweep()`.
  * - Workers (`runtime/workers/`): the Durable Object's hibernatable WebSockets, D1 through Drizzle,
  *   an alarm that calls `Relay.sweep()` when it has work, and `persist`/`restore` across hibernation.

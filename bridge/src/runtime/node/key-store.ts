@@ -1,13 +1,12 @@
 /**
- * @module The KeyStore port on SQLite (better-sqlite3 through Drizzle): the bridge's database in
- * `<data>/bridge.db`, migrated at open from `bridge/src/db/migrations` (the same files D1 applies).
- * Bound parameters only (Drizzle's query builder); better-sqlite3 is synchronous, the port is not.
+ * @module The KeyStore port on SQLite (node:sqlite through Drizzle, shared/src/node/sqlite.ts): the
+ * bridge's database in `<data>/bridge.db`, migrated at open from `bridge/src/db/migrations` (the same
+ * files D1 applies). Bound parameters only (Drizzle's query builder); the driver is synchronous, the
+ * port is not.
  */
-import Database from 'better-sqlite3';
 import { and, asc, eq, gt, gte, inArray, isNull, lt, or } from 'drizzle-orm';
-import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { createPrivateFile, tightenPrivateTree } from '@hostadm/shared/node/private-files.ts';
+import { openSqlite, type SqliteDb } from '@hostadm/shared/node/sqlite.ts';
+import { tightenPrivateTree } from '@hostadm/shared/node/private-files.ts';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { keyRecordOf, liveAgentNamed, prunable } from '../../db/records.ts';
@@ -15,13 +14,13 @@ import * as schema from '../../db/schema.ts';
 import { authFailures, blacklist, bridgeKeys, usedJoinTokens } from '../../db/schema.ts';
 import type { BlacklistRule, EnrollOutcome, KeyRecord, KeyStore, NewKey, PeerKind, PrunedRows } from '../../relay/ports.ts';
 
-export type BridgeDb = BetterSQLite3Database<typeof schema>;
+export type BridgeDb = SqliteDb<typeof schema>;
 
 const MIGRATIONS = fileURLToPath(new URL('../../db/migrations', import.meta.url));
 
 export class SqliteKeyStore implements KeyStore {
   readonly db: BridgeDb;
-  private readonly sqlite: Database.Database;
+  private readonly closeDb: () => void;
   /** Paths under the data directory whose modes were wider than 0700/0600 and were tightened on open. */
   readonly tightened: string[];
 
@@ -29,18 +28,14 @@ export class SqliteKeyStore implements KeyStore {
   constructor(dataDir: string) {
     // Secrets and key metadata live here: nobody but the bridge's user reads them.
     this.tightened = tightenPrivateTree(dataDir);
-    const file = join(dataDir, 'bridge.db');
-    createPrivateFile(file);
-    this.sqlite = new Database(file);
-    // WAL: the CLI (keys list/revoke) reads and writes while a bridge runs; busy_timeout covers the overlap.
-    this.sqlite.pragma('journal_mode = WAL');
-    this.sqlite.pragma('busy_timeout = 5000');
-    this.db = drizzle(this.sqlite, { schema });
-    migrate(this.db, { migrationsFolder: MIGRATIONS });
+    // Created 0600, WAL and a busy timeout: the CLI (keys list/revoke) reads and writes while a bridge runs.
+    const { db, close } = openSqlite(join(dataDir, 'bridge.db'), { schema, migrationsFolder: MIGRATIONS });
+    this.db = db;
+    this.closeDb = close;
   }
 
   close(): void {
-    this.sqlite.close();
+    this.closeDb();
   }
 
   async getByMd5(md5Key: string): Promise<KeyRecord | null> {
