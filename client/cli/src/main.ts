@@ -91,5 +91,6 @@ function parsePositiveInt(value: string): number {
 }
 
 registerClientCommands(program);
+program.addCommand((await import('./commands/completion.ts')).completionCommand(program));
 
 await program.parseAsync(process.argv);

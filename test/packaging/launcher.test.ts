@@ -1,0 +1,58 @@
+/**
+ * client/bin/hostadm as installed from npm (compiled cli/src/main.js beside it, no sources): it runs on
+ * the `node` from PATH when that is 22.16 or later, and otherwise stops saying which Node it found and
+ * what it needs. A stand-in `node` on PATH reports a version and prints what it was asked to run.
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+/** An installed-package layout with a stand-in node of `version` as the only node on PATH. */
+function installed(t: TestContext, version: string | null) {
+  const dir = mkdtempSync(join(tmpdir(), 'hostadm-launcher-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'pkg/bin'), { recursive: true });
+  mkdirSync(join(dir, 'pkg/cli/src'), { recursive: true });
+  writeFileSync(join(dir, 'pkg/cli/src/main.js'), '');
+  copyFileSync(join(root, 'client/bin/hostadm'), join(dir, 'pkg/bin/hostadm'));
+  mkdirSync(join(dir, 'path'));
+  if (version) {
+    writeFileSync(join(dir, 'path/node'), `#!/bin/sh\nif [ "$1" = --version ]; then echo ${version}; exit 0; fi\necho "ran: $*"\n`);
+    chmodSync(join(dir, 'path/node'), 0o755);
+  }
+  // Only the stand-in: /usr/bin may have a node of its own. sh and its tools come by absolute path.
+  for (const tool of ['readlink', 'dirname']) {
+    const real = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
+    writeFileSync(join(dir, `path/${tool}`), `#!/bin/sh\nexec ${real} "$@"\n`);
+    chmodSync(join(dir, `path/${tool}`), 0o755);
+  }
+  return (...args: string[]) => spawnSync('/bin/sh', [join(dir, 'pkg/bin/hostadm'), ...args], { encoding: 'utf8', env: { PATH: join(dir, 'path'), HOME: dir } });
+}
+
+test('the compiled CLI runs on the node from PATH when it is new enough', (t) => {
+  for (const version of ['v22.16.0', 'v22.20.1', 'v24.1.0', 'v100.0.0']) {
+    const r = installed(t, version)('ps', '--json');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^ran: --disable-warning=ExperimentalWarning --initial-old-space-size=64 \S+\/pkg\/bin\/\.\.\/cli\/src\/main\.js ps --json$/m, version);
+  }
+});
+
+test('a Node older than 22.16 is refused with what was found and what is needed', (t) => {
+  for (const version of ['v22.15.1', 'v22.12.0', 'v20.20.2', 'v18.0.0']) {
+    const r = installed(t, version)('--help');
+    assert.equal(r.status, 1);
+    assert.equal(r.stdout, '', 'nothing was run');
+    assert.match(r.stderr, new RegExp(`Node\\.js ${version.replaceAll('.', '\\.')} at .*node is too old; hostadm needs 22\\.16 or later \\(.*node:sqlite`));
+  }
+});
+
+test('no node on PATH is said as such', (t) => {
+  const r = installed(t, null)('--help');
+  assert.equal(r.status, 127);
+  assert.match(r.stderr, /no Node\.js found .*needs Node\.js 22\.13 or later/);
+});
