@@ -54,5 +54,5 @@ test('a Node older than 22.16 is refused with what was found and what is needed'
 test('no node on PATH is said as such', (t) => {
   const r = installed(t, null)('--help');
   assert.equal(r.status, 127);
-  assert.match(r.stderr, /no Node\.js found .*needs Node\.js 22\.13 or later/);
+  assert.match(r.stderr, /no Node\.js found .*needs Node\.js 22\.16 or later/);
 });
