@@ -18,7 +18,7 @@ import {
   startClientHandshake,
   type SecureChannel,
 } from '@hostadm/shared/crypto/index.ts';
-import { ConnectionError } from './errors.ts';
+import { ConnectionError, HostadmRequestError } from './errors.ts';
 import { signChallenge, textToBase64 } from './key-auth.ts';
 import type { CloseInfo, Transport, TransportFactory, TransportHandlers } from './transport.ts';
 import { chooseHost, describeHost, peerLabel, relayUrl, type AnnouncedPeer, type BridgeHostSelector } from './bridge-hosts.ts';
@@ -294,16 +294,16 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
           if (ended) return;
           if (!enrolled && options.joinToken !== undefined) {
             const reply = await bridgeRequest('bridge_enroll', { token: options.joinToken, pub_key: textToBase64(publicPem), ...(options.nickname ? { nickname: options.nickname } : {}) });
-            if (reply.name !== 'response') throw new ConnectionError(`the bridge refused to enroll the key: ${errorText(reply)}`);
+            if (reply.name !== 'response') throw new ConnectionError(`the bridge refused to enroll the key: ${errorText(reply)}`, { cause: refusal(reply, 'bridge_enroll') });
             enrolled = true;
           }
           const stage1 = await bridgeRequest('auth_ssl', '');
           if (stage1.name !== 'response' || !isRecord(stage1.args) || typeof stage1.args.test_string !== 'string') {
-            throw new ConnectionError(`the bridge refused sign-in: ${errorText(stage1)}`);
+            throw new ConnectionError(`the bridge refused sign-in: ${errorText(stage1)}`, { cause: refusal(stage1, 'auth_ssl') });
           }
           const signature = await signChallenge(options.key.privatePem, 'bridge-signin', stage1.args.test_string);
           const stage2 = await bridgeRequest('auth_ssl', { signature });
-          if (stage2.name !== 'response') throw new ConnectionError(`the bridge refused the key ${md5}: ${errorText(stage2)} (enroll it with a client join token first)`);
+          if (stage2.name !== 'response') throw new ConnectionError(`the bridge refused the key ${md5}: ${errorText(stage2)} (enroll it with a client join token first)`, { cause: refusal(stage2, 'auth_ssl') });
 
           // Wait for the host in an announcement. A pinned host is chosen by its key, the name being only
           // a label: a rogue agent announcing the same name is never picked (docs/security.md).
@@ -332,7 +332,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
           } catch {
             throw new ConnectionError(`host ${hostLabel} answered the handshake with something that is not JSON`);
           }
-          if (a1.name !== 'response') throw new ConnectionError(`host ${hostLabel} refused the channel: ${errorText(a1)}`);
+          if (a1.name !== 'response') throw new ConnectionError(`host ${hostLabel} refused the channel: ${errorText(a1)}`, { cause: refusal(a1, 'auth_ssl') });
           const result = await hs.finish(a1.args, pinned !== undefined ? { pinnedHostKey: pinned } : {});
           if (pinned === undefined) {
             const accept = options.onHostKey ? await options.onHostKey(result.hostKeyFingerprint, result.hostKey) : false;
@@ -354,7 +354,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
           sendRaw(`${agentId}\n${await channel.seal(JSON.stringify({ id: 'hsc1-c2', name: 'auth_ssl', namespace: 'rpc', args: result.c2Args }))}`);
           const c2 = await c2Reply;
           if (c2.name !== 'response' || !Array.isArray(c2.args) || typeof c2.args[0] !== 'string') {
-            throw new ConnectionError(`host ${hostLabel} refused the key proof: ${errorText(c2)}`);
+            throw new ConnectionError(`host ${hostLabel} refused the key proof: ${errorText(c2)}`, { cause: refusal(c2, 'auth_ssl') });
           }
           transport.sessionToken = c2.args[0];
           if (ended) return;
@@ -376,6 +376,12 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       });
     },
   };
+}
+
+/** A refusal envelope as the error it is, kept as the ConnectionError's cause so its code is not lost (401: sign-in refused). */
+function refusal(env: Envelope, name: string): HostadmRequestError | undefined {
+  if (env.name !== 'error' || !isRecord(env.args) || typeof env.args.code !== 'number') return undefined;
+  return new HostadmRequestError(env.args.code, typeof env.args.message === 'string' ? env.args.message : errorText(env), { namespace: 'rpc', name });
 }
 
 function errorText(env: Envelope): string {
