@@ -22,6 +22,14 @@ function eventEnvelope(name: string, payload: unknown): Envelope {
   return { id: '', name: 'event', namespace: 'events', args: { name, args: payload } };
 }
 
+/** The envelope without its `args.time`, which must be the ISO 8601 time the event was published. */
+function untimed(envelope: Envelope): Envelope {
+  const args = envelope.args as { time?: unknown } & Record<string, unknown>;
+  assert.match(String(args.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, JSON.stringify(envelope));
+  const { time: _time, ...rest } = args;
+  return { ...envelope, args: rest };
+}
+
 test('subscribing needs a signed-in connection', async (t) => {
   const agent = await agentFor(t);
   const client = await clientFor(t, agent);
@@ -54,7 +62,7 @@ test('a published event reaches exactly the connections subscribed to it, in the
   assert.equal(delivered, 1);
 
   const event = await subscribed.nextEvent();
-  assert.deepEqual(event, eventEnvelope('dispatcher', payload));
+  assert.deepEqual(untimed(event), eventEnvelope('dispatcher', payload));
 
   await settle(subscribed);
   await settle(otherKind);
@@ -85,8 +93,8 @@ test('unsubscribe stops delivery on that connection only', async (t) => {
   await settle(a);
   await settle(b);
   // a still gets what it kept, and no more dispatcher events; b is unaffected.
-  assert.deepEqual(a.events, [eventEnvelope('dispatcher', { n: 1 }), eventEnvelope('system-state', { load: 1 })]);
-  assert.deepEqual(b.events, [eventEnvelope('dispatcher', { n: 1 }), eventEnvelope('dispatcher', { n: 2 })]);
+  assert.deepEqual(a.events.map(untimed), [eventEnvelope('dispatcher', { n: 1 }), eventEnvelope('system-state', { load: 1 })]);
+  assert.deepEqual(b.events.map(untimed), [eventEnvelope('dispatcher', { n: 1 }), eventEnvelope('dispatcher', { n: 2 })]);
 });
 
 test('subscribing re-sends the last event of that kind at once', async (t) => {
@@ -97,7 +105,7 @@ test('subscribing re-sends the last event of that kind at once', async (t) => {
   const client = await clientFor(t, agent, 'admin');
   const reply = await client.request('events', 'subscribe', 'dispatcher');
   assert.deepEqual(reply.args, { subscribe: ['dispatcher'] });
-  assert.deepEqual(await client.nextEvent(), eventEnvelope('dispatcher', { n: 2 }));
+  assert.deepEqual(untimed(await client.nextEvent()), eventEnvelope('dispatcher', { n: 2 }));
   await settle(client);
   // Only the last one, once.
   assert.equal(client.events.length, 1);
@@ -120,7 +128,7 @@ test('a single name and the underscore spellings are accepted and answered with 
   agent.services.events.publish('life-preserver', lp, EVERYONE);
   agent.services.events.publish('system-state', { cpu: '3%' }, EVERYONE);
   await settle(client);
-  assert.deepEqual(client.events, [eventEnvelope('life-preserver', lp), eventEnvelope('system-state', { cpu: '3%' })]);
+  assert.deepEqual(client.events.map(untimed), [eventEnvelope('life-preserver', lp), eventEnvelope('system-state', { cpu: '3%' })]);
 
   assert.deepEqual((await client.request('events', 'unsubscribe', 'life_preserver')).args, { unsubscribe: ['life-preserver'] });
   agent.services.events.publish('life-preserver', lp, EVERYONE);
@@ -199,7 +207,7 @@ test('after auth_clear the connection receives no more events', async (t) => {
   assert.equal(client.events.length, 1);
   await client.request('events', 'subscribe', ['dispatcher']);
   await settle(client);
-  assert.deepEqual(client.events.at(-1), eventEnvelope('dispatcher', { n: 3 }));
+  assert.deepEqual(untimed(client.events.at(-1)!), eventEnvelope('dispatcher', { n: 3 }));
 });
 
 test('a connection whose token moved to another connection (auth_token) receives no more events', async (t) => {
@@ -235,4 +243,20 @@ test('a connection whose session timed out receives no more events', async (t) =
     assert.deepEqual(query.args, { code: 401, message: 'Unauthorized' });
     assert.deepEqual(client.events, [], 'the connection is refused as signed out, yet still receives events');
   }
+});
+
+test('a replayed event keeps the time it was published, not the time of the replay', async (t) => {
+  const agent = await agentFor(t);
+  const live = await clientFor(t, agent, 'admin');
+  await live.request('events', 'subscribe', ['dispatcher']);
+  agent.services.events.publish('dispatcher', { n: 1 }, EVERYONE);
+  const published = (await live.nextEvent()).args as { time: string };
+  // Let the clock move past the publication (waiting, not measuring), then subscribe anew.
+  while (new Date().toISOString() === published.time) await new Promise((resolve) => setImmediate(resolve));
+
+  const late = await clientFor(t, agent, 'admin');
+  await late.request('events', 'subscribe', ['dispatcher']);
+  const replayed = await late.nextEvent();
+  assert.deepEqual(untimed(replayed), eventEnvelope('dispatcher', { n: 1 }));
+  assert.equal((replayed.args as { time: string }).time, published.time);
 });

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { assertFullQuery, TestClient } from '../helpers/agent.ts';
 import { ed25519Key, signatureProof } from '../helpers/keys.ts';
@@ -78,6 +79,8 @@ test('hostadm agent prints where it listens, serves that port, and exits 0 on SI
   assert.ok(port > 0 && port !== 12150, agent.url);
   // The banner does not print the password that was given on the command line.
   assert.doesNotMatch(agent.stdout(), /\bx1\b/);
+  // What it administers and where its data goes, before anything else.
+  assert.ok(agent.stdout().includes(`  Platform: sim (--platform), a simulated host   Data: ${dir}\n`), agent.stdout());
 
   const client = await TestClient.connect(agent.url);
   t.after(() => client.close());
@@ -198,4 +201,31 @@ test('the sim password never has to be on the command line: a file or HOSTADM_SI
   const missing = await runToExit(['agent', '--platform', 'sim', '--listen', '127.0.0.1:0', '--data', join(dir, 'd'), '--join-file', join(dir, 'nope')]);
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /--join-file .*nope: no such file/);
+});
+
+test('no default platform, and the system data directory only for root: a mistyped command administers nothing', async (t) => {
+  const bare = await runToExit(['agent']);
+  assert.equal(bare.code, 2, bare.stderr);
+  assert.match(bare.stderr, /^hostadm: choose what the agent administers with --platform: sim \(a simulated host; nothing on this machine changes\), or linux, freebsd or auto to administer this machine \(auto detects: \w+\)$/m);
+  assert.equal(bare.stdout, '');
+
+  // Not root (as nobody when the tests run as root): the default /var/db/hostadm is refused, naming --data.
+  const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+  const child = spawn(hostadm, ['agent', '--platform', 'sim', '--listen', '127.0.0.1:0'], { cwd: '/', stdio: ['ignore', 'pipe', 'pipe'], ...asNobody });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /^hostadm: the default data directory \/var\/db\/hostadm is for an agent run as root; give --data DIR/m);
+});
+
+test('a port another program holds: one line naming the port and the program, exit 6', async (t) => {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const port = (server.address() as AddressInfo).port;
+  const taken = await runToExit(['agent', '--platform', 'sim', '--listen', `127.0.0.1:${port}`, '--data', dataDir(t)]);
+  assert.equal(taken.code, 6, taken.stderr);
+  assert.match(taken.stderr, new RegExp(`^hostadm: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use by another program( \\(pid ${process.pid}: [^)]*\\))?; stop it, or choose another port with --listen`, 'm'));
+  assert.equal(taken.stderr.trim().split('\n').length, 1, taken.stderr);
 });

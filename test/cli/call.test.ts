@@ -6,6 +6,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { api } from '@hostadm/shared/api/index.ts';
 import { users } from '@hostadm/shared/api/users.ts';
 import { cliSetup, json, runCli, show } from './cli-support.ts';
@@ -20,6 +23,34 @@ test('call prints the reply as one JSON document', async (t) => {
   assert.deepEqual(json(same), reply);
   const query = json<Record<string, string>>(await run(['call', 'rpc/query']));
   assert.equal(query['admin/users'], 'read/write');
+});
+
+test('a class name that exists in one namespace only works alone; mistyped names get suggestions', async (t) => {
+  const { run } = await cliSetup(t);
+  const list = await run(['call', 'dispatcher', 'list']);
+  assert.equal(list.code, 0, show(list));
+  assert.deepEqual(json(list), json(await run(['call', 'rpc/dispatcher', 'list'])));
+  assert.equal(json<{ type: string }>(await run(['call', 'identify'])).type, 'server');
+  // settings is in both namespaces: alone it is admin's (the default namespace).
+  const settingsHelp = await run(['call', 'settings', '--help']);
+  assert.match(settingsHelp.stdout, /^admin\/settings: /m);
+
+  const nowhere = { HOSTADM_URL: 'ws://127.0.0.1:1' };
+  const cases: [string[], RegExp][] = [
+    [['call', 'dispatch', 'list'], /^hostadm: unknown class dispatch \(did you mean dispatcher\?\)$/m],
+    [['call', 'systemmanger', 'procinfo'], /\(did you mean systemmanager\?\)/],
+    [['call', 'rpc/dispacher', 'list'], /\(did you mean dispatcher\?\)/],
+    [['call', 'users', 'usrshow'], /^hostadm: users has no action usrshow \(did you mean usershow\?\)$/m],
+    [['call', 'dispatcher', 'lsit'], /\(did you mean list\?\)/],
+    [['call', 'amdin/users', 'usershow'], /unknown namespace amdin in amdin\/users \(did you mean admin\?\)/],
+  ];
+  for (const [args, message] of cases) {
+    const r = await run(args, nowhere);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${show(r)}`);
+    assert.match(r.stderr, message, args.join(' '));
+  }
+  const far = await run(['call', 'zzzzzzzz', 'x'], nowhere);
+  assert.doesNotMatch(far.stderr, /did you mean/);
 });
 
 test('rpc/identify needs no credentials', async (t) => {
@@ -60,7 +91,7 @@ test('arguments that break the contract are refused before connecting (exit 2), 
   assert.match(unknownArg.stderr, /verbose: unknown argument/);
   const array = await run(['call', 'users', 'groupadd', 'name=staff', 'users=bob'], nowhere);
   assert.equal(array.code, 2);
-  assert.match(array.stderr, /users: .*expected array/);
+  assert.match(array.stderr, /^ {2}users: must be a list \(got "bob"\)$/m);
   assert.match(array.stderr, /repeat key=value/);
 
   for (const args of [['call', 'nosuchclass', 'x'], ['call', 'users', 'nosuchaction'], ['call', 'users', 'usershow', 'pid:=notjson'], ['call', 'users', 'usershow', 'novalue'], ['call', 'users', 'usershow', '--json', '[1]'], ['call', 'events/subscribe'], ['call', 'rpc/auth'], ['call', '--bogus'], ['ps', '--sort', 'nope'], ['nosuchcommand']]) {
@@ -115,14 +146,35 @@ test('exit code 5: the host failed (500)', async (t) => {
 
 test('help comes from the contracts: classes, actions, arguments, required or optional', async (t) => {
   const { run } = await cliSetup(t);
-  const overview = await run(['call', '--help']);
+  // No connection configured: every class in the contracts, saying so.
+  const overview = await run(['call', '--help'], { HOSTADM_URL: undefined });
   assert.equal(overview.code, 0, show(overview));
+  assert.match(overview.stdout, /^All classes in the contracts: no connection configured/m);
   for (const [name, contract] of Object.entries(api.admin)) {
     assert.match(overview.stdout, new RegExp(`^ {2}${name} +${escape(contract.description)}$`, 'm'), name);
   }
   assert.match(overview.stdout, /rpc\/dispatcher/);
   assert.match(overview.stdout, /rpc\/identify/);
   assert.match(overview.stdout, /key:=json/);
+
+  // Connected: only what this host serves (rpc/query), with the user's access.
+  const served = json<Record<string, string>>(await run(['call', 'query']));
+  const connected = await run(['call', '--help']);
+  assert.equal(connected.code, 0, show(connected));
+  assert.match(connected.stdout, /^Classes that ws:\/\/127\.0\.0\.1:\d+ serves \(rpc\/query\)/m);
+  for (const [name, contract] of Object.entries(api.admin)) {
+    const line = new RegExp(`^ {2}${name} +${escape(contract.description)}`, 'm');
+    if (served[`admin/${name}`]) assert.match(connected.stdout, line, name);
+    else assert.doesNotMatch(connected.stdout, line, `${name} is not served but listed`);
+  }
+  assert.equal(served['admin/pkg'], undefined, 'the sim host serves no pkg');
+  assert.match(connected.stdout, /^ {2}users +User accounts and groups {2}\[read\/write\]$/m);
+  // Without a way to sign in (no prompt for help): all classes, saying why.
+  const fresh = mkdtempSync(join(tmpdir(), 'hostadm-cli-fresh-'));
+  t.after(() => rmSync(fresh, { recursive: true, force: true }));
+  const anonymous = await run(['call', '--help'], { HOSTADM_PASSWORD: undefined, XDG_CONFIG_HOME: fresh });
+  assert.match(anonymous.stdout, /^All classes in the contracts: not signed in to ws:/m);
+  assert.match(anonymous.stdout, /^ {2}pkg /m);
 
   const help = await run(['call', 'users', '--help']);
   assert.equal(help.code, 0, show(help));

@@ -106,3 +106,25 @@ test('events: an unknown event name is a usage error', async (t) => {
   assert.equal(result.code, 2, show(result));
   assert.match(result.stderr, /refused before sending/);
 });
+
+test('events: the event replayed on subscribe shows when it happened, not when it was replayed', async (t) => {
+  const { run } = await cliSetup(t);
+  const done = await run(['jobs', 'run', '--id', 'replayed-1', '--progress', 'none', '--', 'true']);
+  assert.equal(done.code, 0, show(done));
+  // Let the clock pass the job's end (waiting, not measuring): a replay stamped now would be later.
+  const finishedBy = Date.now();
+  while (Date.now() <= finishedBy + 1) await new Promise((resolve) => setImmediate(resolve));
+  const listening = Date.now();
+  const first = await run(['events', 'dispatcher', '--json', '--count', '1']);
+  const again = await run(['events', 'dispatcher', '--json', '--count', '1']);
+  assert.equal(first.code, 0, show(first));
+  const [a, b] = [first, again].map((r) => JSON.parse(r.stdout.trim()) as { time: string; args: { proc_id: string; state: string } });
+  assert.equal(a!.args.proc_id, 'replayed-1');
+  assert.equal(a!.args.state, 'finished');
+  assert.ok(Date.parse(a!.time) <= finishedBy, `${a!.time} is the replay's time, not the event's`);
+  assert.ok(Date.parse(a!.time) < listening);
+  assert.equal(b!.time, a!.time, 'every replay carries the same, original time');
+  // The line for people shows that time too (UTC, HH:MM:SS).
+  const line = await run(['events', '--count', '1']);
+  assert.ok(line.stdout.startsWith(`${a!.time.slice(11, 19)} dispatcher replayed-1 finished`), line.stdout);
+});

@@ -6,18 +6,31 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HOSTADM, runCli, show } from './cli-support.ts';
+import { HOSTADM, runCli, show, type CliResult } from './cli-support.ts';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+function runProgram(program: string, args: string[], env: Record<string, string>): Promise<CliResult> {
+  const child = spawn(program, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
 
 test('hostadm up: bridge + sim agent + profile; the printed command works through the bridge', async (t) => {
   const home = mkdtempSync(join(tmpdir(), 'hostadm-up-'));
   t.after(() => rmSync(home, { recursive: true, force: true }));
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('HOSTADM_')) env[k] = v;
-  Object.assign(env, { HOME: home, XDG_CONFIG_HOME: join(home, 'config') });
-  const child = spawn(HOSTADM, ['up', '--port-bridge', '0', '--port-agent', '0', '--data', join(home, 'data')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // No hostadm installed on PATH (npm's node_modules/.bin does not count): from the checkout the banner says npx.
+  const path = (env.PATH ?? '').split(':').filter((dir) => /\/node_modules\/\.bin\/?$/.test(dir) || !existsSync(join(dir, 'hostadm')));
+  Object.assign(env, { HOME: home, XDG_CONFIG_HOME: join(home, 'config'), PATH: path.join(':') });
+  const child = spawn(HOSTADM, ['up', '--port-bridge', '0', '--port-agent', '0', '--data', join(home, 'data')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -32,12 +45,33 @@ test('hostadm up: bridge + sim agent + profile; the printed command works throug
     if (Date.now() > deadline || child.exitCode !== null) assert.fail(`hostadm up did not get ready:\n${stdout}\n${stderr}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  const command = /^ {2}hostadm (ps --profile \S+)$/m.exec(stdout);
+  const command = /^ {2}npx hostadm (ps --profile \S+)$/m.exec(stdout);
   assert.ok(command, stdout);
   const cliEnv = { HOME: home, XDG_CONFIG_HOME: join(home, 'config') };
-  const ps = await runCli(command[1]!.split(' '), cliEnv);
+  // Exactly as printed, from the checkout.
+  const ps = await runProgram('npx', ['hostadm', ...command[1]!.split(' ')], { ...env, ...cliEnv });
   assert.equal(ps.code, 0, show(ps));
   assert.match(ps.stdout, /PID/);
+
+  // The admin password of this run: in a 0600 file the banner names, never on screen; it works directly.
+  const direct = /^ +direct: (ws:\/\/127\.0\.0\.1:\d+) as admin, password in (\S+) \(mode 0600/m.exec(stdout);
+  assert.ok(direct, stdout);
+  const password = readFileSync(direct[2]!, 'utf8').trim();
+  assert.equal(statSync(direct[2]!).mode & 0o777, 0o600);
+  assert.ok(password.length >= 12 && !stdout.includes(password) && !stderr.includes(password), 'the password is not printed');
+  const users = await runCli(['users', '--url', direct[1]!, '--user', 'admin'], { ...cliEnv, HOSTADM_PASSWORD: password });
+  assert.equal(users.code, 0, show(users));
+
+  // A second up on the same ports: one line naming the port and what holds it, exit 6, no stack.
+  const agentPort = new URL(direct[1]!).port;
+  const bridgePort = /bridge ws:\/\/127\.0\.0\.1:(\d+)\/relay/.exec(stdout)![1]!;
+  const again = await runCli(['up', '--port-bridge', bridgePort, '--port-agent', agentPort, '--data', join(home, 'data2')], cliEnv);
+  assert.equal(again.code, 6, show(again));
+  assert.match(again.stderr, new RegExp(`^hostadm: cannot listen on 127\\.0\\.0\\.1:${bridgePort}: the port is in use by a hostadm bridge(?: \\(pid \\d+\\))?; stop it, or choose other ports with --port-bridge`, 'm'));
+  assert.doesNotMatch(again.stderr, /^\s+at /m);
+  const agentAgain = await runCli(['agent', '--platform', 'sim', '--listen', `127.0.0.1:${agentPort}`, '--data', join(home, 'direct')], cliEnv);
+  assert.equal(agentAgain.code, 6, show(agentAgain));
+  assert.match(agentAgain.stderr, new RegExp(`^hostadm: cannot listen on 127\\.0\\.0\\.1:${agentPort}: the port is in use by a hostadm agent \\(host simhost(?:, pid \\d+)?\\)`, 'm'));
 
   const mem = await runCli(['call', 'systemmanager', 'memorystats', '--profile', 'local'], cliEnv);
   assert.equal(mem.code, 0, show(mem));

@@ -2,7 +2,8 @@
  * Event subscriptions per connection. Handlers publish through `publish(name, payload, audience)` with
  * the payload type declared for that event; a subscriber gets the notification envelope only when its
  * current viewer may see the event (audience.ts), and a new subscriber gets, at once, the last event of
- * each kind that it may see.
+ * each kind that it may see. Every notification carries the time it was published: a replayed one says
+ * when it happened, not when it was replayed.
  */
 import { eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import type { EventName } from '@hostadm/shared/api/events.ts';
@@ -26,6 +27,7 @@ interface LastEvent {
   seq: number;
   audience: Audience;
   payload: unknown;
+  publishedAt: Date;
 }
 
 /** Last events kept per kind and audience: bounded by the number of users who own jobs. */
@@ -46,7 +48,7 @@ export class EventBus {
     for (const name of names) {
       entry.names.add(name);
       const latest = viewer && this.lastVisible(name, viewer);
-      if (latest) subscriber.push(eventEnvelope(name, latest.payload));
+      if (latest) subscriber.push(eventEnvelope(name, latest.payload, latest.publishedAt));
     }
   }
 
@@ -75,8 +77,9 @@ export class EventBus {
   publish<N extends EventName>(name: N, payload: EventPayloads[N], audience: Audience): number {
     let byAudience = this.last.get(name);
     if (!byAudience) this.last.set(name, (byAudience = new Map()));
-    byAudience.set(audienceKey(audience), { seq: ++this.seq, audience, payload });
-    const envelope = eventEnvelope(name, payload);
+    const publishedAt = new Date();
+    byAudience.set(audienceKey(audience), { seq: ++this.seq, audience, payload, publishedAt });
+    const envelope = eventEnvelope(name, payload, publishedAt);
     let delivered = 0;
     for (const { subscriber, names } of [...this.subscriptions.values()]) {
       if (!names.has(name)) continue;

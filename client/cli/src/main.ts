@@ -14,9 +14,9 @@ const program = new Command()
 const agentCommand = program
   .command('agent')
   .description('Run the agent that administers this host (WebSocket + REST on one port)')
-  .option('--platform <kind>', 'sim, linux, freebsd or auto', parsePlatform, 'auto')
+  .option('--platform <kind>', 'required: sim (a simulated host, nothing here changes), or linux, freebsd or auto to administer this machine', parsePlatform)
   .option('--listen <host:port>', 'address to listen on; port 0 picks a free one', parseListen, parseListen('127.0.0.1:12150'))
-  .option('--data <dir>', 'data directory (SQLite store, sim host state)', '/var/db/hostadm')
+  .option('--data <dir>', 'data directory (SQLite store, sim host state); default /var/db/hostadm, for root only')
   .option('--sim-password <password>', 'password of the sim accounts root, admin and operator (default: hostadm); prefer --sim-password-file or HOSTADM_SIM_PASSWORD')
   .option('--sim-password-file <file>', 'read the sim accounts\' password from the first line of this file')
   .option('--sim-host-commands', 'sim only: run dispatcher jobs as real commands on this machine, as the agent\'s user (default: simulated)')
@@ -48,9 +48,11 @@ agentCommand.addCommand((await import('./commands/agent-keys.ts')).agentKeysComm
 program.addCommand((await import('./commands/bridge.ts')).bridgeCommand());
 
 export interface AgentCliOptions {
-  platform: 'sim' | 'linux' | 'freebsd' | 'auto';
+  /** No default: a mistyped command must not start administering this machine (client/cli/README.md). */
+  platform?: 'sim' | 'linux' | 'freebsd' | 'auto';
   listen: { host: string; port: number };
-  data: string;
+  /** Default /var/db/hostadm, refused when not root. */
+  data?: string;
   simPassword?: string;
   simPasswordFile?: string;
   simHostCommands?: boolean;
@@ -72,7 +74,7 @@ export interface AgentCliOptions {
   logLevel: string;
 }
 
-function parsePlatform(value: string): AgentCliOptions['platform'] {
+function parsePlatform(value: string): NonNullable<AgentCliOptions['platform']> {
   if (value === 'sim' || value === 'linux' || value === 'freebsd' || value === 'auto') return value;
   throw new InvalidArgumentError('expected sim, linux, freebsd or auto');
 }

@@ -11,7 +11,7 @@
  * Runtime-neutral (WebCrypto only); the WebSocket constructor is passed in or taken from globalThis.
  */
 import { md5Key, spkiDerFromPem, spkiPemFromDer } from '@hostadm/shared/crypto/index.ts';
-import { ConnectionError } from './errors.ts';
+import { ConnectionError, HostadmRequestError } from './errors.ts';
 import { signChallenge, textToBase64 } from './key-auth.ts';
 import { peerLabel, relayUrl, type AnnouncedPeer } from './bridge-hosts.ts';
 import type { CloseInfo } from './transport.ts';
@@ -63,6 +63,12 @@ export function errorText(env: Envelope): string {
     if (typeof message === 'string') return code !== undefined ? `${String(code)} ${message}` : message;
   }
   return JSON.stringify(env.args ?? env);
+}
+
+/** A refusal envelope as the error it is, kept as the ConnectionError's cause so its code is not lost (401: sign-in refused). */
+export function refusal(env: Envelope, name: string): HostadmRequestError | undefined {
+  if (env.name !== 'error' || !isRecord(env.args) || typeof env.args.code !== 'number') return undefined;
+  return new HostadmRequestError(env.args.code, typeof env.args.message === 'string' ? env.args.message : errorText(env), { namespace: 'rpc', name });
 }
 
 /** The md5_key and SPKI PEM of the client key's public half. */
@@ -254,18 +260,21 @@ export class BridgeSession {
       this.state = 'enrolling';
       const nickname = this.options.nickname ? { nickname: this.options.nickname } : {};
       const reply = await this.request('bridge_enroll', { token: this.options.joinToken, pub_key: textToBase64(ids.publicPem), ...nickname });
-      if (reply.name !== 'response') throw new ConnectionError(`the bridge refused to enroll the key: ${errorText(reply)}`, { closeCode: 4401 });
+      if (reply.name !== 'response') throw new ConnectionError(`the bridge refused to enroll the key: ${errorText(reply)}`, { closeCode: 4401, cause: refusal(reply, 'bridge_enroll') });
       this.options.onEnrolled?.();
     }
     this.state = 'signing-in';
     const stage1 = await this.request('auth_ssl', '');
     if (stage1.name !== 'response' || !isRecord(stage1.args) || typeof stage1.args.test_string !== 'string') {
-      throw new ConnectionError(`the bridge refused sign-in: ${errorText(stage1)}`);
+      throw new ConnectionError(`the bridge refused sign-in: ${errorText(stage1)}`, { cause: refusal(stage1, 'auth_ssl') });
     }
     const signature = await signChallenge(this.options.key.privatePem, 'bridge-signin', stage1.args.test_string);
     const stage2 = await this.request('auth_ssl', { signature });
     if (stage2.name !== 'response') {
-      throw new ConnectionError(`the bridge refused the key ${this.md5}: ${errorText(stage2)} (enroll it once with a client join token: --join-file FILE)`, { closeCode: 4401 });
+      throw new ConnectionError(`the bridge refused the key ${this.md5}: ${errorText(stage2)} (enroll it once with a client join token: --join-file FILE)`, {
+        closeCode: 4401,
+        cause: refusal(stage2, 'auth_ssl'),
+      });
     }
     // The bridge now asks for the key list (onMessage answers it); `ready` follows its announcement.
   }

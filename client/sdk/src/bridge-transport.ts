@@ -14,7 +14,7 @@ import { ConnectionError } from './errors.ts';
 import { textToBase64 } from './key-auth.ts';
 import type { CloseInfo, Transport, TransportFactory, TransportHandlers } from './transport.ts';
 import { chooseHost, describeHost, relayUrl, type BridgeHostSelector } from './bridge-hosts.ts';
-import { BridgeSession, clientKeyIds, errorText, hostList, messageOf } from './bridge-session.ts';
+import { BridgeSession, clientKeyIds, errorText, hostList, messageOf, refusal } from './bridge-session.ts';
 import type { WebSocketConstructor } from './websocket.ts';
 
 export type { BridgeHostSelector } from './bridge-hosts.ts';
@@ -208,7 +208,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
         if (err instanceof ConnectionError) throw err;
         throw new ConnectionError(`host ${hostLabel} answered the handshake with something that is not JSON`);
       }
-      if (a1.name !== 'response') throw new ConnectionError(`host ${hostLabel} refused the channel: ${errorText(a1)}`, { closeCode: 4401 });
+      if (a1.name !== 'response') throw new ConnectionError(`host ${hostLabel} refused the channel: ${errorText(a1)}`, { closeCode: 4401, cause: refusal(a1, 'auth_ssl') });
       const result = await race(hs.finish(a1.args, pinned !== undefined ? { pinnedHostKey: pinned } : {}));
       if (pinned === undefined) {
         const accept = options.onHostKey ? await race(Promise.resolve(options.onHostKey(result.hostKeyFingerprint, result.hostKey))) : false;
@@ -250,7 +250,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       } else if (c2.name === 'response' && Array.isArray(c2.args) && typeof c2.args[0] === 'string') {
         transport.sessionToken = c2.args[0];
       } else {
-        throw new ConnectionError(`host ${hostLabel} refused the key proof: ${errorText(c2)}`, { closeCode: 4401 });
+        throw new ConnectionError(`host ${hostLabel} refused the key proof: ${errorText(c2)}`, { closeCode: 4401, cause: refusal(c2, 'auth_ssl') });
       }
       failOpen = null;
       return transport;

@@ -14,7 +14,7 @@ export { summarizeFieldErrors as summarize };
 /** Checks `value` against `schema`; returns the problems (empty when it conforms). */
 export function check(schema: z.ZodType, value: unknown): FieldError[] {
   const result = schema.safeParse(value);
-  return result.success ? [] : fieldErrors(result.error);
+  return result.success ? [] : fieldErrors(result.error, value);
 }
 
 /** Arguments refused before sending: a 400 like the host's, marked `local` because nothing was sent. */

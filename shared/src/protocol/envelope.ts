@@ -38,7 +38,8 @@ export interface EventEnvelope<P = unknown> {
   id: '';
   name: 'event';
   namespace: 'events';
-  args: { name: string; args: P };
+  /** `time`: when the agent published the event (ISO 8601, UTC); a replayed event keeps its own. */
+  args: { name: string; args: P; time?: string };
 }
 
 export type ReplyEnvelope = ResponseEnvelope | ErrorEnvelope;
@@ -52,6 +53,6 @@ export function errorEnvelope(id: string, namespace: string, args: ErrorArgs): E
   return { id, name: 'error', namespace, args };
 }
 
-export function eventEnvelope<P>(name: string, payload: P): EventEnvelope<P> {
-  return { id: '', name: 'event', namespace: 'events', args: { name, args: payload } };
+export function eventEnvelope<P>(name: string, payload: P, time?: Date): EventEnvelope<P> {
+  return { id: '', name: 'event', namespace: 'events', args: { name, args: payload, ...(time ? { time: time.toISOString() } : {}) } };
 }

@@ -36,11 +36,17 @@ export async function printKeys(rows: KeyRow[], json: boolean | undefined, enrol
     process.stdout.write(`no keys registered; enroll one with a token from \`${enrollHint}\`\n`);
     return;
   }
-  const { default: Table } = await import('cli-table3');
-  const table = new Table({ head: ['key id', 'kind', 'nickname', 'md5_key', 'algorithm', 'created', 'last seen', 'revoked'] });
-  for (const r of rows) {
-    table.push([r.key_id, r.kind, r.nickname, r.md5_key, r.algorithm, r.created_at ?? '', r.last_seen_at ?? '', r.revoked_at ?? '']);
+  const rowsOut = rows.map((r) => [r.key_id, r.kind, r.nickname, r.md5_key, r.algorithm, r.created_at ?? '', r.last_seen_at ?? '', r.revoked_at ?? '']);
+  const head = ['key id', 'kind', 'nickname', 'md5_key', 'algorithm', 'created', 'last seen', 'revoked'];
+  // Lines and colours only for a person at a terminal who has not asked for none (https://no-color.org).
+  if (!process.stdout.isTTY || process.env.NO_COLOR) {
+    const { printTable } = await import('../lib/output.ts');
+    await printTable(head, rowsOut);
+    return;
   }
+  const { default: Table } = await import('cli-table3');
+  const table = new Table({ head });
+  for (const row of rowsOut) table.push(row);
   process.stdout.write(`${table.toString()}\n`);
 }
 

@@ -129,6 +129,10 @@ async function serve(opts: ServeOptions): Promise<void> {
     tls: opts.tlsCert && opts.tlsKey ? { certFile: opts.tlsCert, keyFile: opts.tlsKey } : undefined,
     logger,
     config: { maxConnectionsPerAddress: opts.maxConnectionsPerAddress },
+  }).catch(async (err: unknown) => {
+    const { exitIfAddressInUse } = await import('../lib/port-in-use.ts');
+    await exitIfAddressInUse(err, 'stop it, or choose another port with --listen HOST:PORT (port 0 picks a free one)');
+    throw err;
   });
   process.stdout.write(
     [

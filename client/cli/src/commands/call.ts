@@ -8,9 +8,12 @@ import { classNames, isClass, isOperation, isQueued, loadClass, loadClasses, loa
 import { HostadmRequestError } from '../../../sdk/src/errors.ts';
 import { check, summarize } from '../../../sdk/src/validate.ts';
 import type { QueuedJob } from '../../../sdk/src/types.ts';
+import type { ClassContract } from '@hostadm/shared/protocol/define.ts';
 import { parseActionArgs } from '../lib/args.ts';
 import { EXIT, runCommand, usageError } from '../lib/exit.ts';
 import { classHelp, operationHelp, overviewHelp } from '../lib/help.ts';
+import { helpScope } from '../lib/help-scope.ts';
+import { didYouMean } from '../lib/suggest.ts';
 import { printJson } from '../lib/output.ts';
 import { followJobs, progressMode, succeeded } from '../lib/progress.ts';
 import { openClient } from '../lib/session.ts';
@@ -23,32 +26,49 @@ export interface CallOptions extends ConnectionOptions {
 }
 
 interface Parsed {
-  namespace: 'admin' | 'rpc' | 'events';
+  namespace: 'admin' | 'rpc';
   name: string;
 }
 
+/**
+ * `users` and `admin/users` are admin classes; `rpc/dispatcher` an rpc one. A bare name that is not an
+ * admin class but exists in rpc alone (`dispatcher`, `identify`, `query`) means that one.
+ */
 function parseTarget(target: string): Parsed {
   const slash = target.indexOf('/');
-  if (slash < 0) return { namespace: 'admin', name: target };
+  if (slash < 0) {
+    if (!isClass('admin', target) && (isClass('rpc', target) || isOperation('rpc', target))) return { namespace: 'rpc', name: target };
+    return { namespace: 'admin', name: target };
+  }
   const ns = target.slice(0, slash);
   const name = target.slice(slash + 1);
-  if (ns !== 'admin' && ns !== 'rpc') throw usageError(`unknown namespace ${ns} in ${target}: use admin/<class> or rpc/<name> (events: hostadm events)`);
+  if (ns !== 'admin' && ns !== 'rpc') throw usageError(`unknown namespace ${ns} in ${target}${didYouMean(ns, ['admin', 'rpc'])}: use admin/<class> or rpc/<name> (events: hostadm events)`);
   return { namespace: ns, name };
 }
 
+const callableRpcOperations = () => rpcOperationNames().filter((n) => !n.startsWith('auth'));
+
 function unknownClass(target: string): Error {
-  const admin = classNames('admin').sort().join(', ');
-  const rpc = [...classNames('rpc'), ...rpcOperationNames().filter((n) => !n.startsWith('auth'))].map((n) => `rpc/${n}`).join(', ');
-  return usageError(`unknown class ${target}`, `classes: ${admin}\nrpc: ${rpc}\nhostadm call --help lists them with descriptions`);
+  const name = target.slice(target.indexOf('/') + 1);
+  const admin = classNames('admin').sort();
+  const rpc = [...classNames('rpc'), ...callableRpcOperations()];
+  // Suggestions as they can be written: bare names work for every class but rpc/settings (admin/settings wins).
+  const near = didYouMean(name, [...admin, ...rpc.filter((n) => !admin.includes(n))]);
+  return usageError(`unknown class ${target}${near}`, `classes: ${admin.join(', ')}\nrpc: ${rpc.map((n) => `rpc/${n}`).join(', ')}\nhostadm call --help lists them with descriptions`);
+}
+
+function unknownAction(cls: string, contract: ClassContract, action: string): Error {
+  const names = Object.keys(contract.actions).sort();
+  return usageError(`${cls} has no action ${action}${didYouMean(action, [...names, ...Object.keys(contract.actionAliases)])}`, `actions: ${names.join(', ')}\nhostadm call ${cls} --help describes them`);
 }
 
 export async function runCall(cls: string | undefined, action: string | undefined, rest: string[], opts: CallOptions): Promise<void> {
   await runCommand(async () => {
     if (!cls) {
       if (opts.help) {
-        const [admin, rpc] = await Promise.all([loadClasses('admin'), loadClasses('rpc')]);
+        const [admin, rpc, scope] = await Promise.all([loadClasses('admin'), loadClasses('rpc'), helpScope(opts)]);
         const ops = await Promise.all(rpcOperationNames().filter((n) => n === 'identify' || n === 'query').map(async (n) => (await loadOperation('rpc', n))!));
-        process.stdout.write(overviewHelp(admin, rpc, ops));
+        process.stdout.write(overviewHelp(admin, rpc, ops, scope));
         return EXIT.ok;
       }
       throw usageError('missing class: hostadm call <class> <action> [key=value ...]', 'hostadm call --help lists the classes');
@@ -79,7 +99,7 @@ export async function runCall(cls: string | undefined, action: string | undefine
     const contract = (await loadClass(target.namespace, target.name))!;
     if (opts.help || action === undefined) {
       const only = action === undefined ? undefined : resolveAction(contract, action);
-      if (action !== undefined && only === undefined) throw usageError(`${cls} has no action ${action}`, `actions: ${Object.keys(contract.actions).join(', ')}`);
+      if (action !== undefined && only === undefined) throw unknownAction(cls, contract, action);
       if (action === undefined && !opts.help) {
         process.stderr.write(classHelp(target.namespace, contract));
         throw usageError(`missing action for ${cls}`);
@@ -88,7 +108,7 @@ export async function runCall(cls: string | undefined, action: string | undefine
       return EXIT.ok;
     }
     const canonical = resolveAction(contract, action);
-    if (canonical === undefined) throw usageError(`${cls} has no action ${action}`, `actions: ${Object.keys(contract.actions).sort().join(', ')}\nhostadm call ${cls} --help describes them`);
+    if (canonical === undefined) throw unknownAction(cls, contract, action);
     const args = parseActionArgs(rest, opts.json);
     const actionContract = contract.actions[canonical]!;
     // Checked here too (the SDK would refuse the same way) so a usage error never opens a connection.

@@ -10,9 +10,14 @@ export interface EventsOptions extends ConnectionOptions {
   count?: number;
 }
 
-/** One line for people: time, event, job, state, then the first line of new output. */
+/**
+ * One line for people: time, event, job, state, then the first line of new output. The time is the
+ * host's (when it published the event: the replayed one is older), in UTC.
+ */
 export function describeEvent(event: HostadmEvent): string {
-  const time = new Date().toISOString().slice(11, 19);
+  const published = event.time !== undefined ? new Date(event.time) : new Date();
+  const at = Number.isNaN(published.getTime()) ? new Date() : published;
+  const time = at.toISOString().slice(11, 19);
   const p = isObject(event.args) ? event.args : {};
   if (event.name !== 'dispatcher') return `${time} ${event.name} ${JSON.stringify(event.args)}`;
   const details = isObject(p.process_details) ? p.process_details : {};

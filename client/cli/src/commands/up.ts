@@ -4,9 +4,9 @@
  * reaches the agent through the bridge, registers the key on the agent for `admin`, enrolls it at the
  * bridge, pins the host key, and prints the commands to try. Runs until Ctrl-C (or SIGTERM).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, rmSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { resolve, join } from 'node:path';
+import { resolve, join, relative, isAbsolute } from 'node:path';
 import pino from 'pino';
 import { issueJoinToken, joinSecretKey, startBridge } from '@hostadm/bridge/runtime/node/index.ts';
 import { startAgent } from '@hostadm/agent/agent.ts';
@@ -15,6 +15,7 @@ import { HostadmRequestError } from '../../../sdk/src/errors.ts';
 import { createKeyFiles } from './keys.ts';
 import { ensureDir, keyPaths, knownHostEntry, loadConfig, loadKnownHosts, pinHostKey, saveConfig } from '../lib/config.ts';
 import { reportError } from '../lib/exit.ts';
+import { exitIfAddressInUse } from '../lib/port-in-use.ts';
 
 export interface UpOptions {
   portBridge: number;
@@ -97,22 +98,31 @@ export async function runUp(opts: UpOptions): Promise<void> {
     if (!config.default || !config.profiles[config.default]) config.default = opts.profile;
     saveConfig(config);
 
+    // The sim accounts' password of this run: kept for the user in a 0600 file, never printed.
+    const passwordFile = join(data, 'admin-password');
+    rmSync(passwordFile, { force: true });
+    writeFileSync(passwordFile, `${simPassword}\n`, { mode: 0o600 });
+
+    const hostadm = commandThatWorksHere();
     process.stdout.write(
       [
         `hostadm up: bridge ${bridge.url} (data ${bridgeDir})`,
         `            sim agent ${agent.url} joined as "${nickname}", host key ${hostKey.fingerprint}`,
         `            profile ${opts.profile}: key ${paths.key}, signed in as admin through the bridge`,
+        `            direct: ${agent.url} as admin, password in ${passwordFile} (mode 0600, new each run)`,
         '',
         'try:',
-        `  hostadm ps --profile ${opts.profile}`,
-        `  hostadm call systemmanager memorystats --profile ${opts.profile}`,
-        `  hostadm events dispatcher --profile ${opts.profile}`,
+        `  ${hostadm} ps --profile ${opts.profile}`,
+        `  ${hostadm} call systemmanager memorystats --profile ${opts.profile}`,
+        `  ${hostadm} events dispatcher --profile ${opts.profile}`,
+        `  HOSTADM_PASSWORD="$(cat ${passwordFile})" ${hostadm} ps --url ${agent.url} --user admin`,
         '',
         'Ctrl-C stops the bridge and the agent.',
         '',
       ].join('\n'),
     );
   } catch (err) {
+    await exitIfAddressInUse(err, 'stop it, or choose other ports with --port-bridge N --port-agent N (0 picks free ones)');
     process.exitCode = reportError(err);
     await closeAll().catch(() => undefined);
     setTimeout(() => process.exit(process.exitCode), 500).unref();
@@ -128,4 +138,26 @@ export async function runUp(opts: UpOptions): Promise<void> {
   await closeAll().catch((err: unknown) => logger.error({ err }, 'stopping failed'));
   process.exitCode = 0;
   setTimeout(() => process.exit(0), 1000).unref();
+}
+
+/**
+ * How to run hostadm from where the user is: `hostadm` when it is installed on PATH (npm scripts add
+ * node_modules/.bin, which does not count), `npx hostadm` inside this checkout, else the checkout's
+ * client/bin/hostadm by its full path (npx elsewhere would look for a package of that name).
+ */
+function commandThatWorksHere(): string {
+  for (const dir of (process.env.PATH ?? '').split(':')) {
+    if (!dir || /\/node_modules\/\.bin\/?$/.test(dir)) continue;
+    try {
+      accessSync(join(dir, 'hostadm'), constants.X_OK);
+      return 'hostadm';
+    } catch {
+      // not in this directory
+    }
+  }
+  const root = new URL('../../../../', import.meta.url).pathname;
+  const fromRoot = relative(root, process.cwd());
+  const insideCheckout = !fromRoot.startsWith('..') && !isAbsolute(fromRoot);
+  if (insideCheckout && existsSync(join(root, 'node_modules', '.bin', 'hostadm'))) return 'npx hostadm';
+  return join(root, 'client', 'bin', 'hostadm');
 }

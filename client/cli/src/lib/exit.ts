@@ -1,8 +1,10 @@
 /**
  * Exit codes (documented in client/cli/README.md) and the one place errors become messages.
  *   0 ok · 2 usage (bad flags or arguments, refused by the contract before sending) · 3 auth failure
- *   4 refused by the host (400/403/404/409/429) · 5 host error (5xx, a failed job) · 6 connection failure
+ *   (a 401 from the host, or from the bridge while connecting) · 4 refused by the host (400/403/404/409/429)
+ *   · 5 host error (5xx, a failed job) · 6 connection failure
  */
+import { summarizeFieldErrors } from '@hostadm/shared/protocol/field-errors.ts';
 import { ConnectionError, HostadmClientError, HostadmRequestError, ReplyContractError } from '../../../sdk/src/errors.ts';
 
 export const EXIT = { ok: 0, usage: 2, auth: 3, refused: 4, host: 5, connection: 6, interrupted: 130 } as const;
@@ -31,11 +33,23 @@ export function exitCodeFor(err: unknown): ExitCode {
     if (err.code >= 500) return EXIT.host;
     return EXIT.refused;
   }
-  if (err instanceof ConnectionError) return EXIT.connection;
+  if (err instanceof ConnectionError) {
+    // A peer that answered and refused (the bridge or the host, while connecting) is not a connection failure.
+    const refused = refusalBehind(err);
+    return refused ? exitCodeFor(refused) : EXIT.connection;
+  }
   if (err instanceof ReplyContractError) return EXIT.host;
   if (err instanceof HostadmClientError) return EXIT.usage;
   if (err instanceof Error && err.name === 'AbortError') return EXIT.interrupted;
   return EXIT.host;
+}
+
+/** The refusal (an error envelope) that made a connection fail, anywhere in its cause chain. */
+function refusalBehind(err: Error): HostadmRequestError | undefined {
+  for (let e: unknown = err.cause, i = 0; e instanceof Error && i < 5; e = e.cause, i++) {
+    if (e instanceof HostadmRequestError) return e;
+  }
+  return undefined;
 }
 
 /** Prints the error on stderr (never a stack trace for expected failures) and returns the exit code. */
@@ -44,9 +58,12 @@ export function reportError(err: unknown): ExitCode {
   const lines: string[] = [];
   if (err instanceof HostadmRequestError) {
     const who = err.local ? 'refused before sending' : `${err.code} ${err.codeName}`;
-    lines.push(`hostadm: ${who}: ${err.code === 401 && !err.local ? 'sign-in failed or session expired (Unauthorized)' : err.message}`);
+    // The message ends with every field problem on one line (for SDK users); here each gets its own line.
+    const listed = `: ${summarizeFieldErrors(err.fieldErrors)}`;
+    const head = err.fieldErrors.length > 0 && err.message.endsWith(listed) ? `${err.message.slice(0, -listed.length)}:` : err.message;
+    lines.push(`hostadm: ${who}: ${err.code === 401 && !err.local ? 'sign-in failed or session expired (Unauthorized)' : head}`);
     for (const f of err.fieldErrors) lines.push(`  ${f.field}: ${f.message}`);
-    if (err.local && err.fieldErrors.some((f) => /expected array/.test(f.message))) {
+    if (err.local && err.fieldErrors.some((f) => /^must be a list/.test(f.message))) {
       lines.push('  (arrays: repeat key=value, or write key:=\'["a","b"]\')');
     }
   } else if (err instanceof CliError) {

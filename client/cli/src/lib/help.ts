@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import type { ActionContract, ClassContract, OperationContract } from '@hostadm/shared/protocol/define.ts';
+import type { HelpScope } from './help-scope.ts';
 
 interface Def {
   type: string;
@@ -192,8 +193,12 @@ export function operationHelp(op: OperationContract): string {
   ].join('\n');
 }
 
-export function overviewHelp(admin: ClassContract[], rpc: ClassContract[], ops: OperationContract[]): string {
+export function overviewHelp(allAdmin: ClassContract[], allRpc: ClassContract[], ops: OperationContract[], scope: HelpScope): string {
   const out: string[] = [];
+  const served = (namespace: string) => (c: ClassContract) => scope.kind === 'all' || Object.hasOwn(scope.served, `${namespace}/${c.name}`);
+  const admin = allAdmin.filter(served('admin'));
+  const rpc = allRpc.filter(served('rpc'));
+  const access = (namespace: string, c: ClassContract) => (scope.kind === 'served' ? `  [${scope.served[`${namespace}/${c.name}`]}]` : '');
   out.push("Usage: hostadm call <class> <action> [key=value ...] [key:=json ...] [--json '{...}'] [options]");
   out.push('       hostadm call <class> --help            actions and arguments of a class');
   out.push('');
@@ -201,11 +206,17 @@ export function overviewHelp(admin: ClassContract[], rpc: ClassContract[], ops: 
   out.push('is printed as JSON. Queued actions show progress on stderr and print the job\'s result.');
   out.push('');
   const width = Math.max(...[...admin, ...rpc].map((c) => c.name.length + 4), ...ops.map((o) => o.name.length + 4)) + 2;
-  out.push('Classes (namespace admin, the default):');
-  for (const c of admin) out.push(`  ${c.name.padEnd(width)}${c.description}`);
+  out.push(
+    scope.kind === 'served'
+      ? `Classes that ${scope.where} serves (rpc/query), with your access in [brackets]; others: hostadm call <class> --help.`
+      : `All classes in the contracts: ${scope.why}.`,
+  );
   out.push('');
-  out.push('Namespace rpc (write rpc/<name>):');
-  for (const c of rpc) out.push(`  ${`rpc/${c.name}`.padEnd(width)}${c.description}`);
+  out.push('Classes (namespace admin, the default):');
+  for (const c of admin) out.push(`  ${c.name.padEnd(width)}${c.description}${access('admin', c)}`);
+  out.push('');
+  out.push('Namespace rpc (write rpc/<name>, or the name alone where no admin class has it):');
+  for (const c of rpc) out.push(`  ${`rpc/${c.name}`.padEnd(width)}${c.description}${access('rpc', c)}`);
   for (const o of ops) out.push(`  ${`rpc/${o.name}`.padEnd(width)}${o.description} (no action)`);
   out.push('');
   out.push(ARG_SYNTAX);
@@ -220,7 +231,7 @@ Examples:
   hostadm call users usershow
   hostadm call systemmanager killproc pid:=4242 signal=TERM
   hostadm call services start services=sshd
-  hostadm call rpc/dispatcher run backup='tar -cf /tmp/etc.tar /etc'
+  hostadm call dispatcher run backup='tar -cf /tmp/etc.tar /etc'
   hostadm call rpc/identify`);
   return `${out.join('\n')}\n`;
 }

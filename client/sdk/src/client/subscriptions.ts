@@ -45,7 +45,8 @@ export const canonicalEvent = (name: string): string => name.replace(/_/g, '-');
 export function eventOf(env: IncomingEnvelope): HostadmEvent | null {
   if (env.namespace !== 'events') return null;
   if (env.name === 'event' && isObject(env.args) && typeof env.args.name === 'string') {
-    return { name: canonicalEvent(env.args.name), args: env.args.args } as HostadmEvent;
+    const time = typeof env.args.time === 'string' ? { time: env.args.time } : {};
+    return { name: canonicalEvent(env.args.name), args: env.args.args, ...time } as HostadmEvent;
   }
   if (typeof env.name === 'string') return { name: canonicalEvent(env.name), args: env.args } as HostadmEvent;
   return null;
