@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConnectionError } from '../../client/sdk/src/node.ts';
-import { bridgeToken, bridgedClient, registerClientKey, scratchDir, startAgentProcess, startBridgeProcess } from './support.ts';
+import { bridgeToken, bridgedClient, bridgedClientWhenOnline, registerClientKey, scratchDir, startAgentProcess, startBridgeProcess } from './support.ts';
 
 interface LogReply {
   log: { state?: string; success?: string; reason?: string; return_codes?: Record<string, string> };
@@ -38,8 +38,9 @@ test('bridge killed mid-command: the client is told at once, the agent comes bac
 
   const restartedAt = Date.now();
   const second = await startBridgeProcess(t, bridgeDir, first.port);
-  // A new client waits for the host's announcement: the agent redials with capped backoff.
-  const again = await bridgedClient({ bridgeUrl: second.url, nickname: 'h1', key, hostKey });
+  // The agent redials with capped backoff; until it is back a new client is told at once that h1 is not
+  // online (never left waiting) and tries again.
+  const again = await bridgedClientWhenOnline({ bridgeUrl: second.url, nickname: 'h1', key, hostKey });
   t.after(() => again.close());
   t.diagnostic(`the host was reachable again ${Date.now() - restartedAt} ms after the bridge restarted`);
   let log: LogReply | null = null;
@@ -75,7 +76,7 @@ test('agent killed mid-job: after its restart the job reads as finished and fail
 
   // Same data directory: the host key and the registered client key are still there (no new join token).
   const restarted = await startAgentProcess(t, opts);
-  const again = await bridgedClient({ bridgeUrl: bridge.url, nickname: 'h2', key, hostKey });
+  const again = await bridgedClientWhenOnline({ bridgeUrl: bridge.url, nickname: 'h2', key, hostKey });
   t.after(() => again.close());
   const cut = (await again.rpc.dispatcher.log({ job_id: 'cut_short' })) as unknown as LogReply;
   assert.equal(cut.log.state, 'finished');

@@ -115,3 +115,18 @@ export function bridgedClient(opts: { bridgeUrl: string; nickname: string; key: 
     requestTimeoutMs: 120_000,
   });
 }
+
+/**
+ * `bridgedClient` once the host is back at the bridge: until then each attempt is told at once that the
+ * host is not online (the SDK never waits silently), and the next one follows 100 ms later, as a user would.
+ */
+export async function bridgedClientWhenOnline(opts: Parameters<typeof bridgedClient>[0], attempts = 300): Promise<HostadmClient> {
+  for (let i = 0; ; i++) {
+    try {
+      return await bridgedClient(opts);
+    } catch (e) {
+      if (!(e instanceof Error && e.message.includes(`${opts.nickname} is not online`)) || i >= attempts) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
