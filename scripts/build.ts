@@ -37,10 +37,12 @@ interface PackageSpec {
   entries: Record<string, string>;
   bin?: Record<string, string>;
   description: string;
+  /** A package staged from part of a workspace: its own name, folder under dist/packages and dependencies. */
+  as?: { name: string; folder: string; dependencies: string[] };
 }
 
 const PACKAGES: PackageSpec[] = [
-  { dir: 'shared', subpathRoot: 'src', sources: ['src/**/*.ts'], entries: { '.': 'index.ts' }, description: 'hostadm protocol: envelopes, contracts (zod), limits and the hsc1 channel' },
+  { dir: 'shared', subpathRoot: 'src', sources: ['src/**/*.ts'], entries: {}, description: 'hostadm protocol: envelopes, contracts (zod), limits and the hsc1 channel' },
   { dir: 'agent', subpathRoot: 'src', sources: ['src/**/*.ts'], entries: { '.': 'agent.ts' }, description: 'hostadm agent: serves the admin/rpc interface of a host' },
   {
     dir: 'bridge',
@@ -57,6 +59,16 @@ const PACKAGES: PackageSpec[] = [
     entries: { './sdk': 'sdk/src/index.ts', './sdk/node': 'sdk/src/node.ts', './sdk/browser': 'sdk/src/browser.ts' },
     bin: { hostadm: 'bin/hostadm' },
     description: 'hostadm client: the typed SDK and the hostadm command line',
+  },
+  {
+    // The SDK alone, for applications, browser bundles and Workers: no CLI, no agent or bridge, and so
+    // no native dependency (ws is plain JavaScript; bufferutil stays an optional speed-up of ws).
+    dir: 'client',
+    subpathRoot: 'sdk/src',
+    sources: ['sdk/src/**/*.ts'],
+    entries: { '.': 'index.ts', './node': 'node.ts', './browser': 'browser.ts' },
+    description: 'hostadm SDK: typed calls, events and jobs to hostadm agents, directly or end to end through a bridge (Node, browsers, Workers)',
+    as: { name: '@hostadm/sdk', folder: 'sdk', dependencies: ['@hostadm/shared', 'ws', 'zod'] },
   },
 ];
 
@@ -103,7 +115,7 @@ const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Rec
  * computes from import.meta.url (Drizzle migrations, the CLI's own package.json) hold unchanged.
  */
 function stage(spec: PackageSpec, rootManifest: Record<string, unknown>): string {
-  const out = join(staging, spec.dir);
+  const out = join(staging, spec.as?.folder ?? spec.dir);
   const workspace = join(root, spec.dir);
   const folders = [...new Set(spec.sources.map((pattern) => pattern.split('/')[0] ?? ''))];
   for (const folder of folders) cpSync(join(emitDir, spec.dir, folder), join(out, folder), { recursive: true });
@@ -119,6 +131,10 @@ function stage(spec: PackageSpec, rootManifest: Record<string, unknown>): string
     }
   }
   const manifest = readJson(join(workspace, 'package.json'));
+  // The SDK's declarations name zod's types, so zod is its dependency too (at the version shared uses).
+  const sharedDependencies = readJson(join(root, 'shared/package.json')).dependencies as Record<string, string>;
+  const allDependencies: Record<string, string> = { ...sharedDependencies, ...(manifest.dependencies as Record<string, string>), '@hostadm/shared': String(manifest.version) };
+  const dependencies = spec.as ? Object.fromEntries(spec.as.dependencies.map((name) => [name, allDependencies[name]])) : manifest.dependencies;
   const base = spec.subpathRoot === '.' ? './' : `./${spec.subpathRoot}/`;
   const conditions = (source: string) => ({ types: `${base}${source.replace(/\.ts$/, '.d.ts')}`, default: `${base}${source.replace(/\.ts$/, '.js')}` });
   const exports: Record<string, unknown> = {};
@@ -129,7 +145,7 @@ function stage(spec: PackageSpec, rootManifest: Record<string, unknown>): string
   exports['./*.js'] = conditions('*.ts');
   exports['./package.json'] = './package.json';
   const staged = {
-    name: manifest.name,
+    name: spec.as?.name ?? manifest.name,
     version: manifest.version,
     description: spec.description,
     license: rootManifest.license,
@@ -138,11 +154,11 @@ function stage(spec: PackageSpec, rootManifest: Record<string, unknown>): string
     ...(spec.bin ? { bin: spec.bin } : {}),
     exports,
     files: [...folders, ...(spec.bin ? ['bin'] : []), 'README.md', 'LICENSE'],
-    dependencies: manifest.dependencies,
+    dependencies,
   };
   writeFileSync(join(out, 'package.json'), `${JSON.stringify(staged, null, 2)}\n`);
   if (spec.bin) for (const file of Object.values(spec.bin)) cpSync(join(workspace, file), join(out, file));
-  const readme = [join(workspace, 'README.md'), join(workspace, 'cli/README.md'), join(root, 'README.md')].find(existsSync);
+  const readme = [...(spec.as ? [join(workspace, spec.as.folder, 'README.md')] : []), join(workspace, 'README.md'), join(workspace, 'cli/README.md'), join(root, 'README.md')].find(existsSync);
   if (readme) copyFileSync(readme, join(out, 'README.md'));
   copyFileSync(join(root, 'LICENSE'), join(out, 'LICENSE'));
   return out;

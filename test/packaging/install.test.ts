@@ -86,7 +86,7 @@ test(`npm pack of the SDK and the CLI installs into an empty directory and runs 
   const build = await run(process.execPath, [join(root, 'scripts/build.ts'), '--pack', '--out', out], { cwd: root, env: baseEnv });
   assert.equal(build.code, 0, show('scripts/build.ts --pack', build));
   const tarballs = globSync('*.tgz', { cwd: out }).map((f) => join(out, f)).sort();
-  assert.deepEqual(tarballs.map((f) => f.slice(out.length + 1)), ['hostadm-agent-0.1.0.tgz', 'hostadm-bridge-0.1.0.tgz', 'hostadm-client-0.1.0.tgz', 'hostadm-shared-0.1.0.tgz']);
+  assert.deepEqual(tarballs.map((f) => f.slice(out.length + 1)), ['hostadm-agent-0.1.0.tgz', 'hostadm-bridge-0.1.0.tgz', 'hostadm-client-0.1.0.tgz', 'hostadm-sdk-0.1.0.tgz', 'hostadm-shared-0.1.0.tgz']);
   for (const dir of ['shared', 'agent', 'bridge', 'client']) {
     const staged = JSON.parse(readFileSync(join(out, 'packages', dir, 'package.json'), 'utf8')) as { engines: { node: string }; license: string };
     assert.equal(staged.engines.node, manifest.engines.node, `${dir}: engines`);
