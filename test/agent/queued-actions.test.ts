@@ -7,6 +7,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { classJobEvent } from '@hostadm/shared/api/dispatcher.ts';
 import { pendingAck, queuedAck, safeName } from '@hostadm/shared/api/fields.ts';
@@ -16,6 +19,9 @@ import { implementClass } from '@hostadm/agent/classes/types.ts';
 import { NOT_RESUMABLE } from '@hostadm/agent/jobs/queued-actions.ts';
 import { badRequest } from '@hostadm/shared/protocol/errors.ts';
 import { agentFor, clientFor, startTestAgent, TestClient, type Envelope } from '../helpers/agent.ts';
+
+/** What the `toucher` greeting would create if the sim platform ran host commands. */
+const TOUCH_TARGET = join(tmpdir(), `hostadm-demo-untouched-${process.pid}-${Date.now()}`);
 
 const demo = defineClass({
   namespace: 'admin',
@@ -46,6 +52,7 @@ const demoImpl = implementClass(demo, () => ({
   async greet(args) {
     // A check that needs the host's state would refuse here, before anything is queued.
     if (args.name === 'nobody') throw badRequest('name: nobody is not here', [{ field: 'name', message: 'not here' }]);
+    if (args.name === 'toucher') return { steps: [{ argv: ['touch', TOUCH_TARGET] }], logField: 'pkg_log' };
     return {
       steps: [
         { argv: ['echo', 'hello', args.name] },
@@ -108,6 +115,17 @@ test('a planned steps job: pkg-style acknowledgement, then the completion event 
 
   const list = (await admin.request('rpc', 'dispatcher', { action: 'list' })).args as { jobs: Record<string, Record<string, unknown>> };
   assert.ok(list.jobs.pkg_queue?.[ack.proc_id], 'the job ran on the queue the contract names');
+});
+
+test('on the sim platform a planned host command is simulated, never run', async (t) => {
+  const agent = await agentFor(t, { classes: served });
+  const admin = await clientFor(t, agent, 'admin');
+  await admin.request('events', 'subscribe', ['dispatcher']);
+  const ack = ((await admin.request('admin', 'demo', { action: 'greet', name: 'toucher' })).args as { greet: { proc_id: string } }).greet;
+  const event = eventOf(await finished(admin, ack.proc_id));
+  assert.equal(event.success, 'true');
+  assert.match(String(event.pkg_log), /\[sim\] simulated, not run/);
+  assert.equal(existsSync(TOUCH_TARGET), false);
 });
 
 test('a failing step ends the job with its return code and a reason; a refused plan queues nothing', async (t) => {
