@@ -24,7 +24,8 @@ import { Audit } from './server/audit.ts';
 import { Pipeline } from './server/pipeline.ts';
 import { WebSocketTransport } from './server/ws-transport.ts';
 import { createRestApp } from './server/rest-transport.ts';
-import { implementations } from './classes/index.ts';
+import { classes } from './classes/index.ts';
+import type { ServedClasses } from './classes/types.ts';
 import { loadOrCreateHostKey } from './server/host-key.ts';
 import { BridgeLink } from './bridge-link/link.ts';
 import { Dispatcher } from './jobs/dispatcher.ts';
@@ -58,6 +59,8 @@ export interface AgentOptions {
   /** Linux: read /proc and /sys from here (tests: a fake tree). */
   procRoot?: string;
   sysRoot?: string;
+  /** The classes served (default: the registry, `classes/index.ts`); tests add demonstration classes. */
+  classes?: ServedClasses;
 }
 
 export interface RunningAgent {
@@ -150,7 +153,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     audit: new Audit(store.db, clock, config.audit),
   };
   // Classes register their job types while the pipeline builds them; then accepted jobs resume.
-  const pipeline = new Pipeline(services, implementations);
+  const pipeline = new Pipeline(services, options.classes ?? classes);
   jobs.restore();
   const pruneAudit = () => {
     const removed = services.audit.prune();

@@ -7,11 +7,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { classJobEvent } from '@hostadm/shared/api/dispatcher.ts';
 import { pendingAck } from '@hostadm/shared/api/fields.ts';
-import type { JobType } from '@hostadm/agent/jobs/types.ts';
-import { submitWithPendingAck } from '@hostadm/agent/jobs/class-jobs.ts';
+import { QueuedActions, type JobPlan } from '@hostadm/agent/jobs/queued-actions.ts';
 import { runSimulatedSteps } from '@hostadm/agent/jobs/simulated-work.ts';
 import type { AgentOptions } from '@hostadm/agent/agent.ts';
 import { startTestAgent, TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
@@ -36,26 +34,21 @@ const idOf = (p: Record<string, unknown>) => (p.proc_id ?? (p.process_details as
 const finished = (client: TestClient, id: string) => client.nextEvent((e) => idOf(payload(e)) === id && payload(e).state === 'finished');
 
 /** A pkg-like class job: appends start/end marks to a file around a short real sleep. */
-const markerJob: JobType<{ file: string; name: string }> = {
-  name: 'test.marker',
-  parse: (p) => z.object({ file: z.string(), name: z.string() }).parse(p),
-  commands: (p) => [`mark ${p.name}`],
-  async run(p, ctx) {
-    const result = await ctx.run(['sh', '-c', `echo "start ${p.name}" >> "$0"; sleep 0.15; echo "end ${p.name}" >> "$0"; echo done ${p.name}`, p.file], {
-      label: `mark ${p.name}`,
-    });
-    return { success: result.code === 0, fields: { updates_available: 'false' } };
-  },
-  classEvent: { system: 'admin/pkg', fields: (v) => ({ pkg_log: v.state === 'finished' ? v.log : v.newOutput, action: 'pkg_test' }) },
-};
+const markerPlan = (file: string, name: string): JobPlan => ({
+  steps: [{ argv: ['sh', '-c', `echo "start ${name}" >> "$0"; sleep 0.15; echo "end ${name}" >> "$0"; echo done ${name}`, file], label: `mark ${name}` }],
+  fields: { action: 'pkg_test', updates_available: 'false' },
+  logField: 'pkg_log',
+});
 
 test('pkg_queue runs one job at a time, in FIFO order; the class event has the spec\'s shape', async (t) => {
   const { agent, admin, dir } = await setup(t);
-  agent.services.jobs.register(markerJob);
+  const queued = new QueuedActions(agent.services.jobs);
   const file = join(dir, 'marks');
-  const acks = ['a', 'b', 'c', 'd'].map((name) =>
-    submitWithPendingAck(agent.services.jobs, { action: 'pkg_test', type: 'test.marker', params: { file, name }, queue: 'pkg_queue', owner: 'admin' }),
-  );
+  const acks = ['a', 'b', 'c', 'd'].map((name) => {
+    const ack = queued.submit({ system: 'admin/pkg', action: 'pkg_test', queue: 'pkg_queue', ack: 'proc_id', owner: 'admin', plan: markerPlan(file, name) });
+    assert.ok('proc_id' in ack);
+    return ack;
+  });
   for (const ack of acks) {
     assert.ok(pendingAck.safeParse(ack).success);
     assert.match(ack.proc_id, /^admin_pkg_test-\{[0-9a-f-]{36}\}$/);
@@ -114,16 +107,18 @@ test('a full queue refuses new jobs with 503 and accepts none of a refused reque
 
 test('sim-style work reports percentages and output over time, and stops when killed', async (t) => {
   const { agent, admin } = await setup(t, { dispatcher: { progressIntervalMs: 20 } });
-  agent.services.jobs.register<{ steps: number }>({
-    name: 'test.sim-download',
-    parse: (p) => z.object({ steps: z.number() }).parse(p),
-    commands: () => ['fetch https://example.invalid/image.iso'],
-    run: async (p, ctx) => ({
-      success: await runSimulatedSteps(ctx, Array.from({ length: p.steps }, (_, i) => ({ line: `chunk ${i + 1}`, ms: 60 }))),
-    }),
-    classEvent: { system: 'admin/vm', fields: () => ({ filename: 'image.iso' }) },
+  const queued = new QueuedActions(agent.services.jobs);
+  const download = (steps: number): JobPlan => ({
+    commands: ['fetch https://example.invalid/image.iso'],
+    fields: { filename: 'image.iso' },
+    work: async (ctx) => ({ success: await runSimulatedSteps(ctx, Array.from({ length: steps }, (_, i) => ({ line: `chunk ${i + 1}`, ms: 60 }))) }),
   });
-  const ack = submitWithPendingAck(agent.services.jobs, { action: 'fetchiso', type: 'test.sim-download', params: { steps: 5 }, queue: 'no_queue', owner: 'admin' });
+  const fetchiso = (steps: number) => {
+    const ack = queued.submit({ system: 'admin/vm', action: 'fetchiso', queue: 'no_queue', ack: 'queueid', owner: 'admin', plan: download(steps) });
+    assert.ok('queueid' in ack);
+    return { proc_id: ack.queueid };
+  };
+  const ack = fetchiso(5);
   const done = finished(admin, ack.proc_id);
   const last = payload(await done);
   assert.equal(last.percent_done, '100%');
@@ -133,7 +128,7 @@ test('sim-style work reports percentages and output over time, and stops when ki
   assert.ok(progress.every((p) => p.event_system === 'admin/vm'));
   assert.equal(last.filename, 'image.iso');
 
-  const killable = submitWithPendingAck(agent.services.jobs, { action: 'fetchiso', type: 'test.sim-download', params: { steps: 1000 }, queue: 'no_queue', owner: 'admin' });
+  const killable = fetchiso(1000);
   const killedDone = finished(admin, killable.proc_id);
   await admin.nextEvent((e) => idOf(payload(e)) === killable.proc_id && payload(e).state === 'running');
   assert.deepEqual((await admin.request('rpc', 'dispatcher', { action: 'kill', job_id: killable.proc_id })).args, { killed: { jobs: [killable.proc_id] } });

@@ -16,7 +16,7 @@ import {
   rpcClassLoaders,
   rpcOperationLoaders,
 } from '../../client/sdk/src/contracts.ts';
-import type { HostadmClient, IsQueuedReply, QueuedJob, ReplyOf } from '../../client/sdk/src/index.ts';
+import type { HostadmClient, IsQueued, QueuedJob } from '../../client/sdk/src/index.ts';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Expect<T extends true> = T;
@@ -24,12 +24,12 @@ type Expect<T extends true> = T;
 type QueuedLabels<NS extends string, Classes> = {
   [K in keyof Classes & string]: Classes[K] extends ClassContract
     ? {
-        [A in keyof Classes[K]['actions'] & string]: IsQueuedReply<ReplyOf<Classes[K]['actions'][A]>> extends true ? `${NS}/${K} ${A}` : never;
+        [A in keyof Classes[K]['actions'] & string]: IsQueued<Classes[K]['actions'][A]> extends true ? `${NS}/${K} ${A}` : never;
       }[keyof Classes[K]['actions'] & string]
     : never;
 }[keyof Classes & string];
 
-/** The actions whose contracts say `queued`; the type-level detection must find exactly these. */
+/** The actions whose contracts say `queued`; the literal must survive into the types, for exactly these. */
 const QUEUED = [
   'admin/pkg pkg_audit',
   'admin/pkg pkg_autoremove',

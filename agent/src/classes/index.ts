@@ -1,8 +1,10 @@
 /**
- * Registration: one line per implemented class. A contract without a line here is not served yet,
- * and `query` does not list it.
+ * Registration: one entry per class of the contracts, keyed by the name `query` reports. The compiler
+ * checks the keys against the contracts (a class left out or misspelled is a type error) and each
+ * implementation against its key's contract. `null`: not implemented yet, so no platform serves it.
+ * The served classes come first, in the order `query` has always listed them.
  */
-import type { ClassImplementation } from './types.ts';
+import type { ClassRegistry } from './types.ts';
 import { servicesImpl } from './services.ts';
 import { fsImpl } from './fs.ts';
 import { networkImpl } from './network.ts';
@@ -11,4 +13,23 @@ import { systemmanagerImpl } from './systemmanager.ts';
 import { usersImpl } from './users.ts';
 import { dispatcherImpl } from './dispatcher.ts';
 
-export const implementations: readonly ClassImplementation[] = [adminSettingsImpl, rpcSettingsImpl, fsImpl, networkImpl, systemmanagerImpl, usersImpl, dispatcherImpl, servicesImpl] as readonly ClassImplementation[];
+export const classes = {
+  'admin/settings': adminSettingsImpl,
+  'rpc/settings': rpcSettingsImpl,
+  'admin/fs': fsImpl,
+  'admin/network': networkImpl,
+  'admin/systemmanager': systemmanagerImpl,
+  'admin/users': usersImpl,
+  'rpc/dispatcher': dispatcherImpl,
+  'admin/services': servicesImpl,
+  'admin/beadm': null,
+  'admin/firewall': null,
+  'admin/jail': null,
+  'admin/moused': null,
+  'admin/pkg': null,
+  'admin/powerd': null,
+  'admin/snapshot': null,
+  'admin/update': null,
+  'admin/vm': null,
+  'admin/zfs': null,
+} as const satisfies ClassRegistry;

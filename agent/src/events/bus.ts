@@ -5,7 +5,7 @@
  * each kind that it may see. Every notification carries the time it was published: a replayed one says
  * when it happened, not when it was replayed.
  */
-import { eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { eventEnvelope, type EventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import type { EventName } from '@hostadm/shared/api/events.ts';
 import { maySee, type Audience, type Viewer } from './audience.ts';
 
@@ -25,6 +25,7 @@ export interface Subscriber {
 
 interface LastEvent {
   seq: number;
+  envelopeId: EventEnvelope['id'];
   audience: Audience;
   payload: unknown;
   publishedAt: Date;
@@ -48,7 +49,7 @@ export class EventBus {
     for (const name of names) {
       entry.names.add(name);
       const latest = viewer && this.lastVisible(name, viewer);
-      if (latest) subscriber.push(eventEnvelope(name, latest.payload, latest.publishedAt));
+      if (latest) subscriber.push(eventEnvelope(name, latest.payload, latest.publishedAt, latest.envelopeId));
     }
   }
 
@@ -73,13 +74,16 @@ export class EventBus {
     this.subscriptions.delete(subscriberId);
   }
 
-  /** Delivers to every subscriber of `name` whose viewer may see it; returns how many got it. */
-  publish<N extends EventName>(name: N, payload: EventPayloads[N], audience: Audience): number {
+  /**
+   * Delivers to every subscriber of `name` whose viewer may see it; returns how many got it.
+   * `envelopeId`: `none` for the events of queued class operations (the spec's shape 2).
+   */
+  publish<N extends EventName>(name: N, payload: EventPayloads[N], audience: Audience, envelopeId: EventEnvelope['id'] = ''): number {
     let byAudience = this.last.get(name);
     if (!byAudience) this.last.set(name, (byAudience = new Map()));
     const publishedAt = new Date();
-    byAudience.set(audienceKey(audience), { seq: ++this.seq, audience, payload, publishedAt });
-    const envelope = eventEnvelope(name, payload, publishedAt);
+    byAudience.set(audienceKey(audience), { seq: ++this.seq, envelopeId, audience, payload, publishedAt });
+    const envelope = eventEnvelope(name, payload, publishedAt, envelopeId);
     let delivered = 0;
     for (const { subscriber, names } of [...this.subscriptions.values()]) {
       if (!names.has(name)) continue;

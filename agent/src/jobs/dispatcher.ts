@@ -389,7 +389,7 @@ export class Dispatcher {
       },
       { params, state, log: job.log.value, newOutput, outcome },
     );
-    this.deps.events.publish('dispatcher', payload, ownedBy(job.record.owner));
+    this.deps.events.publish('dispatcher', payload, ownedBy(job.record.owner), job.type.classEvent ? 'none' : '');
   }
 }
 

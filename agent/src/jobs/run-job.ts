@@ -1,7 +1,7 @@
-/** The job type behind `dispatcher run`: a command, or a chain that stops at the first failure. */
+/** The job type behind `dispatcher run` (a command, or a chain that stops at the first failure), and the step runner queued class actions share. */
 import { z } from 'zod';
 import { splitCommandLine } from './command-line.ts';
-import type { JobType } from './types.ts';
+import type { JobContext, JobOutcome, JobType } from './types.ts';
 
 export const RUN_JOB_TYPE = 'dispatcher.run';
 
@@ -16,15 +16,18 @@ export const runJobType: JobType<RunJobParams> = {
     return parsed;
   },
   commands: (params) => params.commands,
-  async run(params, ctx) {
-    for (const command of params.commands) {
-      if (ctx.signal.aborted) return { success: false };
-      const result = await ctx.run(splitCommandLine(command), { label: command });
-      if (result.code !== 0) {
-        const how = result.code === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited with code ${result.code}`;
-        return { success: false, reason: `"${command}" ${how}` };
-      }
-    }
-    return { success: true };
-  },
+  run: (params, ctx) => runSteps(ctx, params.commands.map((command) => ({ argv: splitCommandLine(command), label: command }))),
 };
+
+/** Runs commands in order through the job's runner; the first that fails (or a kill) ends the job. */
+export async function runSteps(ctx: JobContext, steps: ReadonlyArray<{ argv: readonly string[]; label: string }>): Promise<JobOutcome> {
+  for (const { argv, label } of steps) {
+    if (ctx.signal.aborted) return { success: false };
+    const result = await ctx.run(argv, { label });
+    if (result.code !== 0) {
+      const how = result.code === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited with code ${result.code}`;
+      return { success: false, reason: `"${label}" ${how}` };
+    }
+  }
+  return { success: true };
+}

@@ -10,18 +10,15 @@ import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import { adminClasses, rpcClasses, eventOperations } from '@hostadm/shared/api/index.ts';
 import { identify, query } from '@hostadm/shared/api/rpc.ts';
 import type { ClassContract } from '@hostadm/shared/protocol/define.ts';
-import type { ClassImplementation, AnyHandlers } from '../classes/types.ts';
+import type { ServedClasses } from '../classes/types.ts';
+import { QueuedActions } from '../jobs/queued-actions.ts';
+import { serveClasses, type ServedClass } from './served-classes.ts';
 import type { AgentServices, AuthedContext, Connection, RequestContext } from './context.ts';
 import type { Session } from './sessions.ts';
 import { authorize, subsystemKey, subsystemsFor } from './access.ts';
 import { isAuthOperation, runAuthOperation } from './auth-ops.ts';
 import { fieldErrors, invalidArgs, parseOrThrow } from './validate.ts';
 import { viewerOf } from '../events/audience.ts';
-
-interface ServedClass {
-  contract: ClassContract;
-  handlers: AnyHandlers;
-}
 
 /** Where a request ended, for the audit log and the transport's status code. */
 interface Outcome {
@@ -33,14 +30,12 @@ interface Outcome {
 
 export class Pipeline {
   readonly services: AgentServices;
-  private readonly served = new Map<string, ServedClass>();
+  private readonly served: Map<string, ServedClass>;
 
-  constructor(services: AgentServices, implementations: readonly ClassImplementation[]) {
+  /** Builds every class once; queued classes register their job types before the dispatcher restores jobs. */
+  constructor(services: AgentServices, classes: ServedClasses) {
     this.services = services;
-    for (const impl of implementations) {
-      const handlers = impl.create(services);
-      if (handlers) this.served.set(subsystemKey(impl.contract), { contract: impl.contract, handlers: handlers as AnyHandlers });
-    }
+    this.served = serveClasses(services, classes, new QueuedActions(services.jobs));
   }
 
   /** Contracts of the classes this agent serves, for `query` and help texts. */
@@ -135,9 +130,9 @@ export class Pipeline {
       return { args: query.reply.parse(subsystemsFor(session, this.servedContracts())), session, action: '' };
     }
 
-    const contract = lookupContract(req.namespace, req.name);
+    const served = this.served.get(`${req.namespace}/${req.name}`);
+    const contract = served?.contract ?? lookupContract(req.namespace, req.name);
     if (!contract) throw notFound(`unknown class ${req.namespace}/${req.name}`);
-    const served = this.served.get(subsystemKey(contract));
     if (!served) throw notFound(`${subsystemKey(contract)} is not available on this host (platform ${services.platform.kind})`);
 
     if (req.args !== null && typeof req.args === 'object' && 'action' in req.args && typeof req.args.action === 'string') {

@@ -24,7 +24,7 @@ export {
   TimeoutError,
 } from './errors.ts';
 export type { ErrorCodeName, FieldError, RequestTarget } from './errors.ts';
-export type { ActionMethod, AdminClient, ArgsOf, ClassClient, IsQueuedReply, ReplyOf, ResultOf, RpcClient } from './proxy.ts';
+export type { ActionMethod, AdminClient, ArgsOf, ClassClient, IsQueued, ReplyOf, ResultOf, RpcClient } from './proxy.ts';
 export { jobSucceeded } from './types.ts';
 export type {
   CallOptions,

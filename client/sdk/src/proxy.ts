@@ -1,41 +1,26 @@
 /**
  * The typed surface: `client.admin.<class>.<action>(args)` and `client.rpc.<class>.<action>(args)`,
  * one method per action of the contracts. Argument types are the contract's `z.input` (what may be
- * sent), reply types its reply's `z.input` (the wire form, exactly what the host sends). Actions that
- * answer with a pending acknowledgement (the queued ones, and `dispatcher run`) resolve to a
- * `QueuedJob` instead of the bare acknowledgement.
+ * sent), reply types its reply's `z.input` (the wire form, exactly what the host sends). Actions whose
+ * contract names a queue (pkg's, `fetchiso`, `startupdate`, `dispatcher run`) resolve to a `QueuedJob`
+ * instead of the bare acknowledgement.
  */
 import type { z } from 'zod';
-import type { ActionContract, ClassContract } from '@hostadm/shared/protocol/define.ts';
+import type { ActionContract, ClassContract, QueueName } from '@hostadm/shared/protocol/define.ts';
 import type { adminClasses, rpcClasses } from '@hostadm/shared/api/index.ts';
-import type { pendingAck, queuedAck } from '@hostadm/shared/api/fields.ts';
-import type { dispatcher } from '@hostadm/shared/api/dispatcher.ts';
 import type { CallOptions, QueuedJob } from './types.ts';
 
 export type ArgsOf<C extends ActionContract> = z.input<C['args']>;
 export type ReplyOf<C extends ActionContract> = z.input<C['reply']>;
 
-type PendingAck = z.input<typeof pendingAck>;
-type QueuedAck = z.input<typeof queuedAck>;
-type RunAck = z.input<(typeof dispatcher)['actions']['run']['reply']>;
-
 /**
- * Whether a reply is a pending acknowledgement: `dispatcher run`'s `{started}`, or an object whose
- * every member is a `pendingAck`/`queuedAck` (`{pkg_upgrade: {proc_id, ...}}`, `{fetchiso: {queueid, ...}}`).
- * `test/sdk/types.test.ts` checks this matches the contracts' `queued` flags exactly.
+ * Whether an action is queued, read from its contract's literal `queued` (the queue's name, or
+ * `false`): a queued action resolves to a job handle, any other to its reply.
  */
-export type IsQueuedReply<R> = [R] extends [RunAck]
-  ? true
-  : [R] extends [Record<string, PendingAck | QueuedAck>]
-    ? string extends keyof R
-      ? false
-      : [keyof R] extends [never]
-        ? false
-        : true
-    : false;
+export type IsQueued<C extends ActionContract> = C['queued'] extends QueueName ? true : false;
 
 /** The result of calling an action: the reply, or a job handle for queued actions. */
-export type ResultOf<C extends ActionContract> = IsQueuedReply<ReplyOf<C>> extends true ? QueuedJob<ReplyOf<C>> : ReplyOf<C>;
+export type ResultOf<C extends ActionContract> = IsQueued<C> extends true ? QueuedJob<ReplyOf<C>> : ReplyOf<C>;
 
 /** Arguments are optional when the action takes none (or all are optional). */
 type Params<C extends ActionContract> = {} extends ArgsOf<C>

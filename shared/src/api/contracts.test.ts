@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { adminClasses, rpcClasses, rpcOperations, eventOperations } from './index.ts';
 import type { ActionContract } from '../protocol/define.ts';
+import { pendingAck, queuedAck } from './fields.ts';
 
 const SPEC = new URL('../../../../shared/spec/interface.md', import.meta.url);
 const spec = readFileSync(SPEC, 'utf8');
@@ -145,6 +146,21 @@ test('queued actions declare a queue and answer with a pending acknowledgement',
     pkg_upgrade: { proc_cmd: 'pkg upgrade -y', proc_id: 'admin_pkg_upgrade-{1b4e28ba-2fa1-11d2-883f-0016d3cca427}', status: 'pending' },
   });
   assert.ok(ack.success);
+});
+
+test('an `ack` form is declared exactly where the reply is `{<action>: <that acknowledgement>}` of a queued action', () => {
+  const problems: string[] = [];
+  for (const [label, contract] of allActions()) {
+    const key = label.split(' ')[1] ?? '';
+    const member = contract.reply instanceof z.ZodObject ? contract.reply.shape[key] : undefined;
+    const replyForm = member === pendingAck ? 'proc_id' : member === queuedAck ? 'queueid' : null;
+    if (contract.ack !== replyForm) problems.push(`${label}: ack ${contract.ack} but the reply holds ${replyForm ?? 'no acknowledgement'}`);
+    if (contract.ack !== null && contract.queued === false) problems.push(`${label}: ack without a queue`);
+  }
+  assert.deepEqual(problems, []);
+  assert.equal(adminClasses.pkg.actions.pkg_upgrade.ack, 'proc_id');
+  assert.equal(adminClasses.vm.actions.fetchiso.ack, 'queueid');
+  assert.equal(rpcClasses.dispatcher.actions.run.ack, null, 'run answers for itself: the caller names its jobs');
 });
 
 test('values that would reach a host command refuse shell metacharacters, options and traversal', () => {

@@ -130,6 +130,7 @@ export const pkg = defineClass({
       reply: pending('pkg_audit'),
       access: 'read',
       queued: 'pkg_queue',
+      ack: 'proc_id',
     }),
     pkg_upgrade: action({
       description: 'Upgrade all installed packages (queued; messages by event)',
@@ -137,6 +138,7 @@ export const pkg = defineClass({
       reply: pending('pkg_upgrade'),
       access: 'write',
       queued: 'pkg_queue',
+      ack: 'proc_id',
     }),
     pkg_check_upgrade: action({
       description: 'Check for package updates (queued; result by event)',
@@ -144,6 +146,7 @@ export const pkg = defineClass({
       reply: pending('pkg_check_upgrade'),
       access: 'read',
       queued: 'pkg_queue',
+      ack: 'proc_id',
     }),
     pkg_update: action({
       description: 'Update the repository catalogues (queued; result by event)',
@@ -151,6 +154,7 @@ export const pkg = defineClass({
       reply: pending('pkg_update'),
       access: 'write',
       queued: 'pkg_queue',
+      ack: 'proc_id',
     }),
     pkg_lock: action({
       description: 'Lock packages so upgrades skip them (queued)',
@@ -158,6 +162,7 @@ export const pkg = defineClass({
       reply: pending('pkg_lock'),
       access: 'write',
       queued: 'pkg_queue',
+      ack: 'proc_id',
     }),
     pkg_unlock: action({
       description: 'Unlock packages (queued)',
@@ -165,6 +170,7 @@ export const pkg = defineClass({
       reply: pending('pkg_unlock'),
       access: 'write',
       queued: 'pkg_queue',
+      ack: 'proc_id',
     }),
     // spec: not shown — chosen: pkg_origins R (string or array) and repo O, as the original; pendingAck like the other queued actions.
     pkg_install: action({
@@ -176,6 +182,7 @@ export const pkg = defineClass({
       reply: pending('pkg_install'),
       access: 'write',
       queued: 'pkg_queue',
+      ack: 'proc_id',
     }),
     // spec: not shown — chosen: pkg_origins R (string or array) and recursive O (default `true`: also remove
     // packages that depend on them), as the original; pendingAck like the other queued actions.
@@ -188,6 +195,7 @@ export const pkg = defineClass({
       reply: pending('pkg_remove'),
       access: 'write',
       queued: 'pkg_queue',
+      ack: 'proc_id',
     }),
     // spec: not shown — chosen: no arguments, as the original; pendingAck like the other queued actions.
     pkg_autoremove: action({
@@ -196,6 +204,7 @@ export const pkg = defineClass({
       reply: pending('pkg_autoremove'),
       access: 'write',
       queued: 'pkg_queue',
+      ack: 'proc_id',
     }),
   },
 });

@@ -183,6 +183,7 @@ export const update = defineClass({
       reply: z.object({ startupdate: queuedAck }).describe('Update queued'),
       access: 'write',
       queued: 'no_queue',
+      ack: 'queueid',
     }),
     stopupdate: action({
       description: 'Stop running update processes',

@@ -83,6 +83,7 @@ export const vm = defineClass({
       reply: z.object({ fetchiso: queuedAck }),
       access: 'write',
       queued: 'no_queue',
+      ack: 'queueid',
     }),
     listisos: action({
       description: 'List downloaded ISO images',

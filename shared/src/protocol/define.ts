@@ -14,7 +14,19 @@ export type Access = 'none' | 'authenticated' | 'read' | 'write' | 'full' | 'whe
 export const QUEUES = ['no_queue', 'pkg_queue', 'jail_queue'] as const;
 export type QueueName = (typeof QUEUES)[number];
 
-export interface ActionContract<A extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
+/**
+ * How the agent acknowledges a queued action it submits itself (spec "Dispatcher events"):
+ * - `proc_id`: pkg's `{proc_cmd, proc_id: "admin_<action>-{<uuid>}", status: "pending"}`;
+ * - `queueid`: vm `fetchiso` / update `startupdate`'s `{command, comment: "Task Queued", queueid}`.
+ */
+export type AckForm = 'proc_id' | 'queueid';
+
+export interface ActionContract<
+  A extends z.ZodType = z.ZodType,
+  R extends z.ZodType = z.ZodType,
+  Q extends QueueName | false = QueueName | false,
+  K extends AckForm | null = AckForm | null,
+> {
   /** One line for help texts, docs and the console. */
   readonly description: string;
   /** The action's arguments, without `action` itself. */
@@ -22,18 +34,38 @@ export interface ActionContract<A extends z.ZodType = z.ZodType, R extends z.Zod
   /** The whole `args` of the response envelope, in the spec's exact shape. */
   readonly reply: R;
   readonly access: Access;
-  /** The queue the work runs on when the action answers with a pending acknowledgement. */
-  readonly queued: QueueName | false;
+  /** The queue the work runs on when the action answers with a pending acknowledgement (kept literal). */
+  readonly queued: Q;
+  /**
+   * Set when the agent's pipeline submits the job and answers for the handler, which only plans the
+   * work; null when the action is not queued or its handler answers itself (`dispatcher run`).
+   */
+  readonly ack: K;
 }
 
-export function action<A extends z.ZodType, R extends z.ZodType>(def: {
+interface ActionDef<A extends z.ZodType, R extends z.ZodType> {
   description: string;
   args: A;
   reply: R;
   access: Access;
-  queued?: QueueName;
-}): ActionContract<A, R> {
-  return { ...def, queued: def.queued ?? false };
+}
+
+/**
+ * Declares an action. The queue and the acknowledgement form stay literal in the type, so the SDK
+ * knows a queued action from its contract and the agent types its handler (answer, or plan a job).
+ */
+export function action<A extends z.ZodType, R extends z.ZodType>(def: ActionDef<A, R>): ActionContract<A, R, false, null>;
+/** A queued action whose handler submits its jobs and answers itself (`dispatcher run`). */
+export function action<A extends z.ZodType, R extends z.ZodType, const Q extends QueueName>(
+  def: ActionDef<A, R> & { queued: Q },
+): ActionContract<A, R, Q, null>;
+/** A queued action the pipeline submits: the handler plans the job, the reply is the `ack` form. */
+export function action<A extends z.ZodType, R extends z.ZodType, const Q extends QueueName, const K extends AckForm>(
+  def: ActionDef<A, R> & { queued: Q; ack: K },
+): ActionContract<A, R, Q, K>;
+export function action(def: ActionDef<z.ZodType, z.ZodType> & { queued?: QueueName; ack?: AckForm }): ActionContract {
+  const { description, args, reply, access } = def;
+  return { description, args, reply, access, queued: def.queued ?? false, ack: def.ack ?? null };
 }
 
 /** Access a limited (non-admin) user gets on a subsystem; full-access users always get `read/write`. */
@@ -65,7 +97,7 @@ export function defineClass<const Acts extends Record<string, ActionContract>>(d
 
 /** An rpc operation that has no `action` key: the whole `args` is its input (auth, identify, query). */
 export interface OperationContract<A extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType>
-  extends ActionContract<A, R> {
+  extends ActionContract<A, R, false, null> {
   readonly namespace: 'rpc' | 'events';
   readonly name: string;
 }
@@ -78,7 +110,7 @@ export function defineOperation<A extends z.ZodType, R extends z.ZodType>(def: {
   reply: R;
   access: Access;
 }): OperationContract<A, R> {
-  return { ...def, queued: false };
+  return { ...def, queued: false, ack: null };
 }
 
 export type ArgsOf<C extends ActionContract> = z.input<C['args']>;

@@ -35,7 +35,8 @@ export interface ErrorEnvelope {
  * (`name:"event"`, `args:{name, args}`), see docs/protocol.md "Events".
  */
 export interface EventEnvelope<P = unknown> {
-  id: '';
+  /** Empty, except `none` on the events of queued class operations, as the spec shows them. */
+  id: '' | 'none';
   name: 'event';
   namespace: 'events';
   /** `time`: when the agent published the event (ISO 8601, UTC); a replayed event keeps its own. */
@@ -53,6 +54,6 @@ export function errorEnvelope(id: string, namespace: string, args: ErrorArgs): E
   return { id, name: 'error', namespace, args };
 }
 
-export function eventEnvelope<P>(name: string, payload: P, time?: Date): EventEnvelope<P> {
-  return { id: '', name: 'event', namespace: 'events', args: { name, args: payload, ...(time ? { time: time.toISOString() } : {}) } };
+export function eventEnvelope<P>(name: string, payload: P, time?: Date, id: EventEnvelope['id'] = ''): EventEnvelope<P> {
+  return { id, name: 'event', namespace: 'events', args: { name, args: payload, ...(time ? { time: time.toISOString() } : {}) } };
 }
