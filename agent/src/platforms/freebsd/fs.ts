@@ -5,18 +5,17 @@
  * from `stat -f`, one line per path, with a per-path fallback for the rare link whose target holds a
  * newline.
  */
-import { forbidden, HostadmError } from '@hostadm/shared/protocol/errors.ts';
+import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { FreebsdContext } from './index.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
-import { ancestry, childPath, firstByName, pathsToStat, type DirEntry, type FsPort, type Identity, type PathStat } from '../ports/fs.ts';
+import type { DirEntry, FsPort, Identity, PathStat } from '../ports/fs.ts';
+import { ancestry, childPath, firstByName, pathsToStat } from '../common/fs-paths.ts';
+import { checkListing, FS_TIMEOUT_MS as TIMEOUT_MS, identityOf, MAX_LISTING_BYTES } from '../common/posix-fs.ts';
 
-const TIMEOUT_MS = 30_000;
-const MAX_LISTING_BYTES = 64 * 1024 * 1024;
 /** Paths per `stat` call: well under kern.argmax even for long names. */
 const STAT_BATCH = 256;
 const S_IFMT = 0o170000;
 const S_IFDIR = 0o040000;
-const ACCOUNT = /^[A-Za-z0-9_][A-Za-z0-9_.@-]*\$?$/;
 
 /** `stat -L -f '%u %g %Op %N'`: uid, gid, octal type+mode, then the path as given. */
 export const CHAIN_FORMAT = '%u %g %Op %N';
@@ -82,13 +81,6 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
-}
-
-async function idOf(runner: CommandRunner, flag: '-u' | '-G', user: string): Promise<number[] | null> {
-  const result = await runner.run(['id', flag, '--', user], { timeoutMs: TIMEOUT_MS });
-  if (result.code !== 0) return null;
-  const ids = result.stdout.trim().split(/\s+/).filter(Boolean).map(Number);
-  return ids.length > 0 && ids.every(Number.isInteger) ? ids : null;
 }
 
 /** Details of each path; a path that vanished since `find` listed it is left out. */
@@ -195,12 +187,7 @@ export function freebsdFs(ctx: FreebsdContext): FsPort {
       return { resolved, stats: await statChain(runner, pathsToStat(resolved)) };
     },
 
-    async identity(user): Promise<Identity | null> {
-      if (!ACCOUNT.test(user)) return null;
-      const uid = await idOf(runner, '-u', user);
-      const gids = await idOf(runner, '-G', user);
-      return uid && gids ? { uid: uid[0] as number, gids } : null;
-    },
+    identity: (user) => identityOf(runner, user),
 
     async list(dir, limit, as) {
       // Every read of the directory runs as the caller when there is one (see asIdentity).
@@ -209,16 +196,8 @@ export function freebsdFs(ctx: FreebsdContext): FsPort {
         timeoutMs: TIMEOUT_MS,
         maxOutputBytes: MAX_LISTING_BYTES,
       });
-      if (found.truncated) {
-        throw new HostadmError('PAYLOAD_TOO_LARGE', `dir: ${dir} holds too many entries to list`, {
-          fieldErrors: [{ field: 'dir', message: 'too many entries' }],
-        });
-      }
-      const names = parsePrint0Names(found.stdout);
-      if (found.code !== 0 && names.length === 0) {
-        if (as && /Permission denied/.test(found.stderr)) throw forbidden(`admin/fs dirlist: permission denied: ${dir}`);
-        throw new HostadmError('HOST_ERROR', `find ${dir} failed: ${found.stderr.trim()}`);
-      }
+      const names = found.truncated ? [] : parsePrint0Names(found.stdout);
+      checkListing(dir, found, names.length, as);
       // Cut before asking for details, so a huge directory costs one find, not a stat per entry.
       const { entries: kept, total } = firstByName(names.map((n): [string, null] => [n, null]), limit);
       const paths = [...kept.keys()].map((n) => childPath(dir, n));

@@ -2,18 +2,15 @@
  * The `fs` port on Linux. Everything goes through the runner (GNU coreutils and findutils), so a
  * runner aimed into a namespace lists that namespace's files and names owners from its /etc.
  */
-import { forbidden, HostadmError } from '@hostadm/shared/protocol/errors.ts';
+import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { LinuxContext } from './index.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
-import { ancestry, firstByName, pathsToStat, type DirEntry, type FsPort, type Identity, type PathStat } from '../ports/fs.ts';
+import type { DirEntry, FsPort, Identity, PathStat } from '../ports/fs.ts';
+import { ancestry, firstByName, pathsToStat } from '../common/fs-paths.ts';
+import { checkListing, FS_TIMEOUT_MS as TIMEOUT_MS, MAX_LISTING_BYTES, identityOf } from '../common/posix-fs.ts';
 
-const TIMEOUT_MS = 30_000;
-/** Beyond this much `find` output (a few hundred thousand entries) the listing is refused, not guessed. */
-const MAX_LISTING_BYTES = 64 * 1024 * 1024;
 const S_IFMT = 0o170000;
 const S_IFDIR = 0o040000;
-/** Account names as the auth contract admits them; checked again because they reach argv. */
-const ACCOUNT = /^[A-Za-z0-9_][A-Za-z0-9_.@-]*\$?$/;
 
 /**
  * `stat -L --printf` records (STAT_FORMAT): uid, gid, raw mode in hex, then the path as given, each
@@ -52,13 +49,6 @@ export function parseFindRecords(stdout: string): Array<[string, DirEntry]> {
   return out;
 }
 
-async function idOf(runner: CommandRunner, flag: '-u' | '-G', user: string): Promise<number[] | null> {
-  const result = await runner.run(['id', flag, '--', user], { timeoutMs: TIMEOUT_MS });
-  if (result.code !== 0) return null;
-  const ids = result.stdout.trim().split(/\s+/).filter(Boolean).map(Number);
-  return ids.length > 0 && ids.every(Number.isInteger) ? ids : null;
-}
-
 /** One step alone (a link loop makes realpath fail for it, which would misalign the batch). */
 async function realpathOne(runner: CommandRunner, step: string): Promise<string | null> {
   const result = await runner.run(['realpath', '-m', '-z', '--', step], { timeoutMs: TIMEOUT_MS });
@@ -93,27 +83,13 @@ export function linuxFs(ctx: LinuxContext): FsPort {
       return { resolved, stats: parseStatRecords(stat.stdout) };
     },
 
-    async identity(user): Promise<Identity | null> {
-      if (!ACCOUNT.test(user)) return null;
-      const uid = await idOf(runner, '-u', user);
-      const gids = await idOf(runner, '-G', user);
-      return uid && gids ? { uid: uid[0] as number, gids } : null;
-    },
+    identity: (user) => identityOf(runner, user),
 
     async list(dir, limit, as) {
       const find = ['find', dir, '-mindepth', '1', '-maxdepth', '1', '-printf', FIND_FORMAT];
       const result = await runner.run(as ? [...asIdentity(as), ...find] : find, { timeoutMs: TIMEOUT_MS, maxOutputBytes: MAX_LISTING_BYTES });
-      if (result.truncated) {
-        throw new HostadmError('PAYLOAD_TOO_LARGE', `dir: ${dir} holds too many entries to list`, {
-          fieldErrors: [{ field: 'dir', message: 'too many entries' }],
-        });
-      }
-      const records = parseFindRecords(result.stdout);
-      // find reports entries that vanish while it runs and still lists the rest: only an empty failure is one.
-      if (result.code !== 0 && records.length === 0) {
-        if (as && /Permission denied/.test(result.stderr)) throw forbidden(`admin/fs dirlist: permission denied: ${dir}`);
-        throw new HostadmError('HOST_ERROR', `find ${dir} failed: ${result.stderr.trim()}`);
-      }
+      const records = result.truncated ? [] : parseFindRecords(result.stdout);
+      checkListing(dir, result, records.length, as);
       return firstByName(records, limit);
     },
   };

@@ -29,7 +29,7 @@ export interface GroupEntry {
 
 /**
  * Fields `useradd` and `usermod` share. Dates are kept as the client wrote them (epoch seconds,
- * `dd-mmm-yy[yy]`, `dd-mm-yy[yy]` or `+<n>[mhdwoy]`, checked by `parseAccountDate`): FreeBSD's
+ * `dd-mmm-yy[yy]`, `dd-mm-yy[yy]` or `+<n>[mhdwoy]`, checked by the contract's `parseAccountDate`): FreeBSD's
  * `pw` takes them verbatim, the other platforms convert them with that same function.
  */
 export interface AccountFields {
