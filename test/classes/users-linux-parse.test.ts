@@ -6,8 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseAccountDate } from '@hostadm/shared/api/fields-accounts.ts';
-import { humanSize } from '@hostadm/agent/platforms/linux/users-parse.ts';
-import { chageArgsFor, changeFromShadow, expireFromShadow, parseGroup, parseLsblk, parsePasswd, parseShadow } from '@hostadm/agent/platforms/linux/users-parse.ts';
+import { humanSize } from '@hostadm/agent/platforms/linux/parse/users.ts';
+import { chageArgsFor, changeFromShadow, expireFromShadow, parseGroup, parseLsblk, parsePasswd, parseShadow } from '@hostadm/agent/platforms/linux/parse/users.ts';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const DAY = 86_400;

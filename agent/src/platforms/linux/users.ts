@@ -11,7 +11,7 @@ import { hostError, runOrHostError } from '../common/host-command.ts';
 import type { GroupEntry, MemberChange, NewUser, UserAccount, UserChanges, UsersPort } from '../ports/users.ts';
 import { parseAccountDate } from '@hostadm/shared/api/fields-accounts.ts';
 import type { LinuxContext } from './index.ts';
-import { chageArgsFor, parseGroup, parseLsblk, parsePasswd, parseShadow, type ShadowEntry } from './users-parse.ts';
+import { chageArgsFor, parseGroup, parseLsblk, parsePasswd, parseShadow, type ShadowEntry } from './parse/users.ts';
 
 const TIMEOUT_MS = 30_000;
 const NO_HOME = new Set(['/nonexistent', '/var/empty']);

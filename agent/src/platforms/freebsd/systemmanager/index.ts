@@ -21,7 +21,7 @@ import {
   parseCpuTemperatures,
   parseSysctlLines,
   parseTop,
-} from './parse.ts';
+} from '../parse/systemmanager.ts';
 
 const TIMEOUT: RunOptions = { timeoutMs: 30_000 };
 

@@ -29,7 +29,7 @@ import {
   parseUptime,
   sysctlNameFromPath,
   sysctlPath,
-} from './parse.ts';
+} from '../parse/systemmanager.ts';
 import { readBattery, readCpuTemperatures } from './sysfs.ts';
 
 const TIMEOUT: RunOptions = { timeoutMs: 30_000 };

@@ -3,7 +3,7 @@
  * FreeBSD-shaped records the interface reports, and `lsblk -J` into personacrypt's device list.
  * Pure functions, so the odd cases (no shadow entry, forced password change) are tested directly.
  */
-import type { GroupEntry, UserAccount } from '../ports/users.ts';
+import type { GroupEntry, UserAccount } from '../../ports/users.ts';
 
 const DAY = 86_400;
 /** shadow(5)'s "no maximum age" as useradd writes it. */
