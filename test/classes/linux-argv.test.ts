@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { RecordingRunner } from '@hostadm/agent/runner/recording-runner.ts';
 import { PS_ARGV, LSBLK_ARGV } from '@hostadm/agent/platforms/linux/parse/systemmanager.ts';
 import { FIND_FORMAT, STAT_FORMAT } from '@hostadm/agent/platforms/linux/parse/fs.ts';
-import { startTestAgent, TestClient, type TestAgent } from '../helpers/agent.ts';
+import { sessionClientFor, startTestAgent } from '../helpers/agent.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/linux/systemmanager/${name}`, import.meta.url), 'utf8');
 
@@ -60,14 +60,6 @@ function debianRunner(): RecordingRunner {
   ]);
 }
 
-async function clientAs(t: TestContext, agent: TestAgent, user: string, level: 'full' | 'limited'): Promise<TestClient> {
-  const session = agent.services.sessions.create({ user, level, groups: [], method: 'password', connectionId: 'fabricated' });
-  const client = await TestClient.connect(agent.url);
-  t.after(() => client.close());
-  assert.equal((await client.request('rpc', 'auth_token', { token: session.token })).name, 'response');
-  return client;
-}
-
 type Call = [who: 'root' | 'operator', className: string, action: string, args: Record<string, unknown>];
 
 const CALLS: Call[] = [
@@ -111,7 +103,7 @@ test('each Linux action runs the commands an administrator would; passwords only
   const runner = debianRunner();
   const agent = await startTestAgent({ platform: 'linux', runner });
   t.after(() => agent.dispose());
-  const clients = { root: await clientAs(t, agent, 'root', 'full'), operator: await clientAs(t, agent, 'operator', 'limited') };
+  const clients = { root: await sessionClientFor(t, agent, 'root', 'full'), operator: await sessionClientFor(t, agent, 'operator', 'limited') };
   const lines: string[] = [''];
   for (const [who, className, action, args] of CALLS) {
     const from = runner.calls.length;

@@ -19,7 +19,7 @@ import { services } from '@hostadm/shared/api/services.ts';
 import { systemmanager } from '@hostadm/shared/api/systemmanager.ts';
 import type { ClassContract } from '@hostadm/shared/protocol/define.ts';
 import { RecordingRunner } from '@hostadm/agent/runner/recording-runner.ts';
-import { startTestAgent, TestClient } from '../helpers/agent.ts';
+import { sessionClientFor, startTestAgent } from '../helpers/agent.ts';
 
 /** Characters that matter to some rule somewhere: separators, option dashes, quotes, control bytes, scripts. */
 const TRICKY = [...'aZ09_.-$@:+/,&\'’()#!* \t\n\u0000\u007f;|`"\\=%~éЖ中\u0301'];
@@ -80,11 +80,7 @@ async function rootClient(t: TestContext) {
   const runner = new RecordingRunner([{ match: () => true, code: 1, stderr: 'refused by the test host' }]);
   const agent = await startTestAgent({ platform: 'freebsd', runner });
   t.after(() => agent.dispose());
-  const session = agent.services.sessions.create({ user: 'root', level: 'full', groups: [], method: 'password', connectionId: 'fabricated' });
-  const client = await TestClient.connect(agent.url);
-  t.after(() => client.close());
-  assert.equal((await client.request('rpc', 'auth_token', { token: session.token })).name, 'response');
-  return { runner, client };
+  return { runner, client: await sessionClientFor(t, agent, 'root', 'full') };
 }
 
 test('the SDK and the agent accept and refuse the same values in every string field', async (t) => {
