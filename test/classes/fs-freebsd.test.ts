@@ -15,7 +15,7 @@ import {
   parseEntryStats,
   parsePrint0Names,
   parseRealpathSteps,
-} from '@hostadm/agent/platforms/freebsd/fs.ts';
+} from '@hostadm/agent/platforms/freebsd/parse/fs.ts';
 import { startTestAgent, TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/freebsd/fs/${name}`, import.meta.url), 'utf8');

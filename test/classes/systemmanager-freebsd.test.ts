@@ -19,9 +19,9 @@ import {
   parseCpuTemperatures,
   parseSysctlLines,
   parseTop,
-} from '@hostadm/agent/platforms/freebsd/systemmanager/parse.ts';
+} from '@hostadm/agent/platforms/freebsd/parse/systemmanager.ts';
 import { freebsdSystemmanagerPort } from '@hostadm/agent/platforms/freebsd/systemmanager/index.ts';
-import { busyBetween } from '@hostadm/agent/platforms/ports/systemmanager.ts';
+import { busyBetween } from '@hostadm/agent/platforms/common/cpu-sampler.ts';
 import { startTestAgent } from '../helpers/agent.ts';
 import { clientWithSession, error, HOSTILE, ok } from './systemmanager-helpers.ts';
 

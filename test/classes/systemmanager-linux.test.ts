@@ -20,7 +20,7 @@ import {
   parseProcStat,
   parsePs,
   sysctlNameFromPath,
-} from '@hostadm/agent/platforms/linux/systemmanager/parse.ts';
+} from '@hostadm/agent/platforms/linux/parse/systemmanager.ts';
 import { readBattery, readCpuTemperatures } from '@hostadm/agent/platforms/linux/systemmanager/sysfs.ts';
 import { startTestAgent, type TestAgent } from '../helpers/agent.ts';
 import { canSandbox, createLinuxSandbox, type LinuxSandbox, SANDBOX_INIT } from '../helpers/linux-sandbox.ts';

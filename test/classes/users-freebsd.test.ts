@@ -11,7 +11,7 @@ import { RecordingRunner } from '@hostadm/agent/runner/recording-runner.ts';
 import { parseGroupshow, parsePersonacryptList, parseUsershow } from '@hostadm/agent/platforms/freebsd/parse/users.ts';
 import { freebsdPasswordVerifier } from '@hostadm/agent/platforms/freebsd/password.ts';
 import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
-import { startTestAgent, TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
+import { sessionClientFor, startTestAgent, TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/freebsd/users/${name}`, import.meta.url), 'utf8');
 
@@ -73,14 +73,6 @@ async function agentWith(t: TestContext, runner: RecordingRunner): Promise<TestA
   return agent;
 }
 
-async function clientAs(t: TestContext, agent: TestAgent, user: string, level: 'full' | 'limited'): Promise<TestClient> {
-  const session = agent.services.sessions.create({ user, level, groups: [], method: 'password', connectionId: 'fabricated' });
-  const client = await TestClient.connect(agent.url);
-  t.after(() => client.close());
-  assert.equal((await client.request('rpc', 'auth_token', { token: session.token })).name, 'response');
-  return client;
-}
-
 function ok(reply: Envelope): unknown {
   assert.equal(reply.name, 'response', JSON.stringify(reply.args));
   return reply.args;
@@ -89,8 +81,8 @@ function ok(reply: Envelope): unknown {
 test('each action runs pw as an administrator would; passwords only on stdin (argv snapshot)', async (t) => {
   const runner = freebsdRunner();
   const agent = await agentWith(t, runner);
-  const root = await clientAs(t, agent, 'root', 'full');
-  const operator = await clientAs(t, agent, 'operator', 'limited');
+  const root = await sessionClientFor(t, agent, 'root', 'full');
+  const operator = await sessionClientFor(t, agent, 'operator', 'limited');
   const calls: Array<[TestClient, string, Record<string, unknown>]> = [
     [root, 'usershow', {}],
     [root, 'groupshow', {}],
@@ -130,13 +122,13 @@ test('each action runs pw as an administrator would; passwords only on stdin (ar
 
 test('replies: canremove on the caller, [""] for empty groups, the limited views', async (t) => {
   const agent = await agentWith(t, freebsdRunner());
-  const root = await clientAs(t, agent, 'root', 'full');
+  const root = await sessionClientFor(t, agent, 'root', 'full');
   const users = ok(await root.call('users', 'usershow')) as Record<string, Record<string, string>>;
   assert.equal(Object.keys(users).length, 28);
   assert.equal(users.root?.canremove, 'false');
   const groups = ok(await root.call('users', 'groupshow')) as Record<string, { users: string[] }>;
   assert.deepEqual(groups.daemon?.users, ['']);
-  const operator = await clientAs(t, agent, 'operator', 'limited');
+  const operator = await sessionClientFor(t, agent, 'operator', 'limited');
   assert.deepEqual(Object.keys(ok(await operator.call('users', 'usershow')) as object), ['operator']);
   // FreeBSD's operator account: primary group operator (5), and member of nothing else.
   assert.deepEqual(ok(await operator.call('users', 'groupshow')), { operator: { name: 'operator', gid: '5', users: ['operator'] } });
@@ -150,7 +142,7 @@ test('a pw failure is a 500 with pw\'s message; a host without personacrypt answ
     { match: ['personacrypt', 'list', '-r'], code: 127, stderr: 'command not found: personacrypt\n' },
   ]);
   const agent = await agentWith(t, runner);
-  const root = await clientAs(t, agent, 'root', 'full');
+  const root = await sessionClientFor(t, agent, 'root', 'full');
   const failedAdd = await root.call('users', 'useradd', { name: 'dan', password: 'x' });
   assert.equal(failedAdd.name, 'error');
   assert.deepEqual(failedAdd.args, { code: 500, message: 'creating account dan failed: pw: invalid character `:\' in field' });

@@ -5,8 +5,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { humanSize, parseAccountDate } from '@hostadm/agent/platforms/users-fields.ts';
-import { chageArgsFor, changeFromShadow, expireFromShadow, parseGroup, parseLsblk, parsePasswd, parseShadow } from '@hostadm/agent/platforms/linux/users-parse.ts';
+import { parseAccountDate } from '@hostadm/shared/api/fields-accounts.ts';
+import { humanSize } from '@hostadm/agent/platforms/linux/parse/users.ts';
+import { chageArgsFor, changeFromShadow, expireFromShadow, parseGroup, parseLsblk, parsePasswd, parseShadow } from '@hostadm/agent/platforms/linux/parse/users.ts';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const DAY = 86_400;

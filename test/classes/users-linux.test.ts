@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRunner, type CommandRunner } from '@hostadm/agent/runner/runner.ts';
-import { parseLsblk } from '@hostadm/agent/platforms/linux/users-parse.ts';
+import { parseLsblk } from '@hostadm/agent/platforms/linux/parse/users.ts';
 import { startTestAgent, TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
 import { canSandbox, createLinuxSandbox, type LinuxSandbox } from '../helpers/linux-sandbox.ts';
 

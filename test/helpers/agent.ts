@@ -200,6 +200,18 @@ export async function clientFor(t: TestContext, agent: { url: string }, user?: s
   return client;
 }
 
+/**
+ * A client for one test signed in as `user` at `level` through a session made in the agent itself
+ * (platforms without password sign-in: FreeBSD and Linux with a RecordingRunner).
+ */
+export async function sessionClientFor(t: TestContext, agent: TestAgent, user: string, level: 'full' | 'limited'): Promise<TestClient> {
+  const session = agent.services.sessions.create({ user, level, groups: [], method: 'password', connectionId: 'fabricated' });
+  const client = await clientFor(t, agent);
+  const reply = await client.request('rpc', 'auth_token', { token: session.token });
+  if (reply.name !== 'response') throw new Error(`auth_token for ${user} failed: ${JSON.stringify(reply.args)}`);
+  return client;
+}
+
 /** What `identify` answers for a sim test agent. */
 export function simIdentity(agent: RunningAgent): Record<string, string> {
   return {

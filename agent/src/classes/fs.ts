@@ -6,7 +6,8 @@
 import { fs } from '@hostadm/shared/api/fs.ts';
 import { badRequest, forbidden } from '@hostadm/shared/protocol/errors.ts';
 import { implementClass } from './types.ts';
-import { ancestry, permits, type DirEntry, type Identity, type PathInspection } from '../platforms/ports/fs.ts';
+import type { DirEntry, Identity, PathInspection } from '../platforms/ports/fs.ts';
+import { ancestry, permits } from '../platforms/common/fs-paths.ts';
 
 /**
  * The most entries one reply carries (the first ones by name). The contract has no field to say

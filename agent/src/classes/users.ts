@@ -11,17 +11,7 @@ import { forbidden } from '@hostadm/shared/protocol/errors.ts';
 import { implementClass } from './types.ts';
 import type { AuthedContext } from '../server/context.ts';
 import type { UsersPort, UserChanges } from '../platforms/ports/users.ts';
-import {
-  checkFieldForms,
-  checkFieldRefs,
-  checkId,
-  checkName,
-  checkPassword,
-  FieldProblems,
-  findUser,
-  unknownAccounts,
-  type AccountsSnapshot,
-} from './users-checks.ts';
+import { checkFieldRefs, FieldProblems, findUser, unknownAccounts, type AccountsSnapshot } from './users-checks.ts';
 import { isLevelGroup, levelGroupsChange, signOut } from './users-sessions.ts';
 
 type Acts = (typeof users)['actions'];
@@ -35,7 +25,6 @@ const SELF_SERVICE_FIELDS = new Set(['name', 'password', 'comment', 'shell']);
 export const usersImpl = implementClass(users, (services) => {
   const port = services.platform.ports.users;
   if (!port) return null;
-  const now = () => services.clock.now();
 
   return {
     async usershow(_args: Args<'usershow'>, ctx: AuthedContext) {
@@ -58,11 +47,6 @@ export const usersImpl = implementClass(users, (services) => {
     },
 
     async useradd(args: Args<'useradd'>) {
-      const forms = new FieldProblems();
-      checkName(forms, 'name', args.name);
-      checkPassword(forms, args.password);
-      checkFieldForms(forms, args, now());
-      forms.throwIfAny();
       const state = await snapshot(port);
       const refs = new FieldProblems();
       if (findUser(state, args.name)) refs.add('name', `account ${args.name} already exists`);
@@ -74,7 +58,6 @@ export const usersImpl = implementClass(users, (services) => {
 
     async userdelete(args: Args<'userdelete'>, ctx: AuthedContext) {
       const problems = new FieldProblems();
-      checkName(problems, 'name', args.name);
       if (args.name === ctx.session.user) problems.add('name', 'cannot delete the account you are signed in with');
       else if (args.name === 'root') problems.add('name', 'the root account cannot be deleted');
       problems.throwIfAny();
@@ -89,13 +72,6 @@ export const usersImpl = implementClass(users, (services) => {
     async usermod(args: Args<'usermod'>, ctx: AuthedContext) {
       if (ctx.session.level !== 'full') authorizeSelfService(args, ctx.session.user);
       const { name, ...changes } = args;
-      const forms = new FieldProblems();
-      checkName(forms, 'name', name);
-      if (changes.newname !== undefined) checkName(forms, 'newname', changes.newname);
-      checkPassword(forms, changes.password);
-      checkFieldForms(forms, changes, now());
-      if (Object.values(changes).every((v) => v === undefined)) forms.add('name', 'nothing to change: give at least one field besides name');
-      forms.throwIfAny();
       const state = await snapshot(port);
       const refs = new FieldProblems();
       if (!findUser(state, name)) refs.add('name', `no such account: ${name}`);
@@ -113,11 +89,6 @@ export const usersImpl = implementClass(users, (services) => {
     },
 
     async groupadd(args: Args<'groupadd'>) {
-      const forms = new FieldProblems();
-      checkName(forms, 'name', args.name);
-      checkId(forms, 'gid', args.gid);
-      for (const n of args.users ?? []) checkName(forms, 'users', n);
-      forms.throwIfAny();
       const state = await snapshot(port);
       const refs = new FieldProblems();
       if (state.groups.some((g) => g.name === args.name)) refs.add('name', `group ${args.name} already exists`);
@@ -132,8 +103,6 @@ export const usersImpl = implementClass(users, (services) => {
 
     async groupdelete(args: Args<'groupdelete'>) {
       const problems = new FieldProblems();
-      checkName(problems, 'name', args.name);
-      problems.throwIfAny();
       const state = await snapshot(port);
       const group = state.groups.find((g) => g.name === args.name);
       if (!group) problems.add('name', `no such group: ${args.name}`);
@@ -147,9 +116,6 @@ export const usersImpl = implementClass(users, (services) => {
 
     async groupmod(args: Args<'groupmod'>) {
       const problems = new FieldProblems();
-      checkName(problems, 'name', args.name);
-      for (const field of ['users', 'add_users', 'remove_users'] as const) for (const n of args[field] ?? []) checkName(problems, field, n);
-      problems.throwIfAny();
       const state = await snapshot(port);
       if (!state.groups.some((g) => g.name === args.name)) problems.add('name', `no such group: ${args.name}`);
       for (const field of ['users', 'add_users'] as const) {

@@ -59,17 +59,23 @@ const DEFAULT_GRACE_MS = 2_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 const STDERR_IN_MESSAGE = 500;
 
+/** How a finished command ended: `exited with code 1`, `timed out`, `was killed by SIGKILL`. */
+export function howItEnded(result: RunResult): string {
+  if (result.timedOut) return 'timed out';
+  return result.code !== null ? `exited with code ${result.code}` : `was killed by ${result.signal ?? 'a signal'}`;
+}
+
+/** `<command> <how it ended>: <what it printed>` (stderr, or stdout when stderr is empty), capped. */
+export function failureText(command: string, result: RunResult): string {
+  const said = (result.stderr.trim() || result.stdout.trim()).slice(0, STDERR_IN_MESSAGE);
+  return `${command} ${howItEnded(result)}${said === '' ? '' : `: ${said}`}`;
+}
+
 export class CommandError extends Error {
   readonly result: RunResult;
 
   constructor(command: string, result: RunResult) {
-    const how = result.timedOut
-      ? `timed out (killed by ${result.signal ?? 'signal'})`
-      : result.code !== null
-        ? `exited with code ${result.code}`
-        : `was killed by ${result.signal ?? 'a signal'}`;
-    const stderr = result.stderr.trim().slice(0, STDERR_IN_MESSAGE);
-    super(`${command} ${how}${stderr === '' ? '' : `: ${stderr}`}`);
+    super(failureText(command, result));
     this.name = 'CommandError';
     this.result = result;
   }

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { defineClass, action } from '../protocol/define.ts';
-import { absolutePath, keyedBy, noArgs, numericString, resultSuccess, safeName, str, text, boolArg } from './fields.ts';
+import { keyedBy, noArgs, resultSuccess, str, boolArg } from './fields.ts';
+import { accountDate, accountId, accountName as nameField, accountNames, accountPath, gecos, groupList, loginClass, password } from './fields-accounts.ts';
 
-const GROUP_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
-const accountName = safeName('Account name');
-const groupName = safeName('Group name');
+const accountName = nameField('Account name');
+const groupName = nameField('Group name');
 
 export const userRecord = z
   .object({
@@ -31,23 +31,14 @@ export const groupRecord = z
 
 /** Fields accepted by `useradd` and (all optional) by `usermod`. */
 const accountFields = {
-  change: text('Password expiry time: UNIX time in decimal, `dd-mmm-yy[yy]`, or `+<n>[mhdwoy]` relative', 64).optional(),
-  class: safeName('Login class').optional(),
-  comment: text('GECOS field (full name)', 256).optional(),
-  expire: text('Account expiry: UNIX time in decimal or `dd-mmm-yyyy`', 64).optional(),
-  group: safeName('Primary group, name or number').optional(),
-  home_dir: absolutePath('Home directory; created when given').optional(),
-  other_groups: z
-    .union([
-      z.array(z.string().regex(GROUP_NAME, 'must be a group name')),
-      z
-        .string()
-        .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*(,[A-Za-z0-9_][A-Za-z0-9_.-]*)*$/, 'must be group names separated by commas')
-        .transform((v) => v.split(',')),
-    ])
-    .describe('Secondary groups: an array, or one string of comma-separated names')
-    .optional(),
-  shell: absolutePath('Full path of the login shell').optional(),
+  change: accountDate('Password expiry time: UNIX time in decimal, `dd-mmm-yy[yy]`, or `+<n>[mhdwoy]` relative').optional(),
+  class: loginClass('Login class').optional(),
+  comment: gecos('GECOS field (full name)').optional(),
+  expire: accountDate('Account expiry: UNIX time in decimal or `dd-mmm-yyyy`').optional(),
+  group: nameField('Primary group, name or number').optional(),
+  home_dir: accountPath('Home directory; created when given').optional(),
+  other_groups: groupList('Secondary groups: an array, or one string of comma-separated names').optional(),
+  shell: accountPath('Full path of the login shell').optional(),
 };
 
 export const users = defineClass({
@@ -66,8 +57,8 @@ export const users = defineClass({
       description: 'Create a user account',
       args: z.strictObject({
         name: accountName,
-        password: z.string().min(1).max(1024).describe('Initial password; sent to the host on standard input, never as an argument'),
-        uid: numericString('User id; default is the next free one').optional(),
+        password: password('Initial password; sent to the host on standard input, never as an argument'),
+        uid: accountId('User id; default is the next free one').optional(),
         ...accountFields,
       }),
       reply: resultSuccess,
@@ -84,13 +75,18 @@ export const users = defineClass({
     }),
     usermod: action({
       description: 'Change a user account (limited users: their own account only)',
-      args: z.strictObject({
-        name: accountName.describe('Existing account name'),
-        newname: safeName('New account name (renames)').optional(),
-        password: z.string().min(1).max(1024).describe('New password; sent on standard input').optional(),
-        uid: numericString('New user id').optional(),
-        ...accountFields,
-      }),
+      args: z
+        .strictObject({
+          name: nameField('Existing account name'),
+          newname: nameField('New account name (renames)').optional(),
+          password: password('New password; sent on standard input').optional(),
+          uid: accountId('New user id').optional(),
+          ...accountFields,
+        })
+        .refine(({ name: _name, ...changes }) => Object.values(changes).some((v) => v !== undefined), {
+          message: 'nothing to change: give at least one field besides name',
+          path: ['name'],
+        }),
       reply: resultSuccess,
       access: 'write',
     }),
@@ -104,8 +100,8 @@ export const users = defineClass({
       description: 'Create a group',
       args: z.strictObject({
         name: groupName,
-        gid: numericString('Group id; default is the next free one').optional(),
-        users: z.array(accountName).describe('Initial members').optional(),
+        gid: accountId('Group id; default is the next free one').optional(),
+        users: accountNames('Initial members').optional(),
       }),
       reply: resultSuccess,
       access: 'full',
@@ -121,9 +117,9 @@ export const users = defineClass({
       args: z
         .strictObject({
           name: groupName,
-          users: z.array(accountName).describe('Set the member list to exactly these accounts').optional(),
-          add_users: z.array(accountName).min(1).describe('Accounts to add').optional(),
-          remove_users: z.array(accountName).min(1).describe('Accounts to remove').optional(),
+          users: accountNames('Set the member list to exactly these accounts').optional(),
+          add_users: accountNames('Accounts to add').min(1).optional(),
+          remove_users: accountNames('Accounts to remove').min(1).optional(),
         })
         .refine((a) => [a.users, a.add_users, a.remove_users].filter((v) => v !== undefined).length === 1, {
           message: 'exactly one of users, add_users, remove_users is required',

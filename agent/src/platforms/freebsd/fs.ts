@@ -5,90 +5,21 @@
  * from `stat -f`, one line per path, with a per-path fallback for the rare link whose target holds a
  * newline.
  */
-import { forbidden, HostadmError } from '@hostadm/shared/protocol/errors.ts';
+import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { FreebsdContext } from './index.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
-import { ancestry, childPath, firstByName, pathsToStat, type DirEntry, type FsPort, type Identity, type PathStat } from '../ports/fs.ts';
+import type { DirEntry, FsPort, Identity, PathStat } from '../ports/fs.ts';
+import { CHAIN_FORMAT, ENTRY_FORMAT, parseChainStat, parseEntryStat, parseEntryStats, parsePrint0Names, parseRealpathSteps, toPathStat, type EntryStat } from './parse/fs.ts';
+import { ancestry, childPath, firstByName, pathsToStat } from '../common/fs-paths.ts';
+import { checkListing, FS_TIMEOUT_MS as TIMEOUT_MS, identityOf, MAX_LISTING_BYTES } from '../common/posix-fs.ts';
 
-const TIMEOUT_MS = 30_000;
-const MAX_LISTING_BYTES = 64 * 1024 * 1024;
 /** Paths per `stat` call: well under kern.argmax even for long names. */
 const STAT_BATCH = 256;
-const S_IFMT = 0o170000;
-const S_IFDIR = 0o040000;
-const ACCOUNT = /^[A-Za-z0-9_][A-Za-z0-9_.@-]*\$?$/;
-
-/** `stat -L -f '%u %g %Op %N'`: uid, gid, octal type+mode, then the path as given. */
-export const CHAIN_FORMAT = '%u %g %Op %N';
-/** `stat -f`: type (long form), owner, group, size, link target (empty unless a link). */
-export const ENTRY_FORMAT = '%HT%t%Su%t%Sg%t%z%t%Y';
-
-const toPathStat = (uid: string, gid: string, mode: number): PathStat => ({
-  uid: Number(uid),
-  gid: Number(gid),
-  perm: mode & 0o777,
-  isDir: (mode & S_IFMT) === S_IFDIR,
-});
-
-/** CHAIN_FORMAT lines of paths without newlines (see `statChain`). */
-export function parseChainStat(stdout: string): Map<string, PathStat> {
-  const stats = new Map<string, PathStat>();
-  for (const line of stdout.split('\n')) {
-    const m = /^(\d+) (\d+) ([0-7]+) (\/.*)$/.exec(line);
-    if (m) stats.set(m[4] as string, toPathStat(m[1] as string, m[2] as string, parseInt(m[3] as string, 8)));
-  }
-  return stats;
-}
-
-/** Entry names from `find DIR -mindepth 1 -maxdepth 1 -print0`: the part after the last `/`. */
-export function parsePrint0Names(stdout: string): string[] {
-  return stdout
-    .split('\0')
-    .slice(0, -1)
-    .map((p) => p.slice(p.lastIndexOf('/') + 1))
-    .filter((n) => n !== '' && n !== '.' && n !== '..');
-}
-
-export interface EntryStat {
-  type: string;
-  owner: string;
-  group: string;
-  size: number;
-  target: string;
-}
-
-/** stat prints an id without a name as `(1234)`; the other platforms say `1234`. */
-const bareId = (name: string) => /^\(\d+\)$/.test(name) ? name.slice(1, -1) : name;
-
-/** One ENTRY_FORMAT record (without its newline); the target is last, so tabs in it are kept. */
-export function parseEntryStat(record: string): EntryStat | null {
-  const parts = record.split('\t');
-  if (parts.length < 5) return null;
-  const [type, owner, group, size] = parts as [string, string, string, string];
-  if (!/^\d+$/.test(size)) return null;
-  return { type, owner: bareId(owner), group: bareId(group), size: Number(size), target: parts.slice(4).join('\t') };
-}
-
-/** ENTRY_FORMAT output for `count` paths, or null when it does not split into exactly that many records. */
-export function parseEntryStats(stdout: string, count: number): EntryStat[] | null {
-  const lines = stdout.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  if (lines.length !== count) return null;
-  const parsed = lines.map(parseEntryStat);
-  return parsed.every((p) => p !== null) ? (parsed as EntryStat[]) : null;
-}
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
-}
-
-async function idOf(runner: CommandRunner, flag: '-u' | '-G', user: string): Promise<number[] | null> {
-  const result = await runner.run(['id', flag, '--', user], { timeoutMs: TIMEOUT_MS });
-  if (result.code !== 0) return null;
-  const ids = result.stdout.trim().split(/\s+/).filter(Boolean).map(Number);
-  return ids.length > 0 && ids.every(Number.isInteger) ? ids : null;
 }
 
 /** Details of each path; a path that vanished since `find` listed it is left out. */
@@ -127,19 +58,6 @@ async function linksToDirs(runner: CommandRunner, links: string[]): Promise<Set<
     }
   }
   return dirs;
-}
-
-/**
- * Where each step of a path leads. realpath(1) here needs every component to exist and has no
- * NUL output, but the steps nest: once one fails, every deeper one fails too, so `-q` output is
- * exactly the first steps' answers. More lines than steps means a newline inside a resolved name:
- * then each step is asked alone.
- */
-export function parseRealpathSteps(stdout: string, steps: number): Array<string | null> | null {
-  const lines = stdout.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  if (lines.length > steps) return null;
-  return Array.from({ length: steps }, (_, i) => lines[i] ?? null);
 }
 
 async function resolveSteps(runner: CommandRunner, steps: string[]): Promise<Array<string | null>> {
@@ -195,12 +113,7 @@ export function freebsdFs(ctx: FreebsdContext): FsPort {
       return { resolved, stats: await statChain(runner, pathsToStat(resolved)) };
     },
 
-    async identity(user): Promise<Identity | null> {
-      if (!ACCOUNT.test(user)) return null;
-      const uid = await idOf(runner, '-u', user);
-      const gids = await idOf(runner, '-G', user);
-      return uid && gids ? { uid: uid[0] as number, gids } : null;
-    },
+    identity: (user) => identityOf(runner, user),
 
     async list(dir, limit, as) {
       // Every read of the directory runs as the caller when there is one (see asIdentity).
@@ -209,16 +122,8 @@ export function freebsdFs(ctx: FreebsdContext): FsPort {
         timeoutMs: TIMEOUT_MS,
         maxOutputBytes: MAX_LISTING_BYTES,
       });
-      if (found.truncated) {
-        throw new HostadmError('PAYLOAD_TOO_LARGE', `dir: ${dir} holds too many entries to list`, {
-          fieldErrors: [{ field: 'dir', message: 'too many entries' }],
-        });
-      }
-      const names = parsePrint0Names(found.stdout);
-      if (found.code !== 0 && names.length === 0) {
-        if (as && /Permission denied/.test(found.stderr)) throw forbidden(`admin/fs dirlist: permission denied: ${dir}`);
-        throw new HostadmError('HOST_ERROR', `find ${dir} failed: ${found.stderr.trim()}`);
-      }
+      const names = found.truncated ? [] : parsePrint0Names(found.stdout);
+      checkListing(dir, found, names.length, as);
       // Cut before asking for details, so a huge directory costs one find, not a stat per entry.
       const { entries: kept, total } = firstByName(names.map((n): [string, null] => [n, null]), limit);
       const paths = [...kept.keys()].map((n) => childPath(dir, n));

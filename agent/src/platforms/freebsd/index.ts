@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { ClassPorts, Platform, PlatformOptions } from '../types.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
-import { groupsFromId } from '../accounts-id.ts';
+import { groupsFromId } from '../common/accounts-id.ts';
 import { freebsdUsers } from './users.ts';
 import { freebsdPasswordVerifier } from './password.ts';
 import { freebsdSystemmanagerPort } from './systemmanager/index.ts';

@@ -6,7 +6,8 @@
  */
 import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { FreebsdContext } from './index.ts';
-import { describeKind, prefixToNetmask, type NetworkDevice, type NetworkPort } from '../ports/network.ts';
+import type { NetworkDevice, NetworkPort } from '../ports/network.ts';
+import { describeKind, prefixToNetmask } from '../common/network-words.ts';
 
 export interface IfconfigInterface {
   name: string;

@@ -16,7 +16,9 @@ import { posix } from 'node:path';
 import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { FreebsdContext } from './index.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
-import { commandFailed, mapLimit, type ServiceRef, type ServicesPort, type ServiceStatus } from '../ports/services.ts';
+import type { ServiceRef, ServicesPort, ServiceStatus } from '../ports/services.ts';
+import { commandFailed } from '../common/host-command.ts';
+import { mapLimit } from '../common/map-limit.ts';
 import { alreadyInState, parseEnabledScripts, parsePaths, parseRcHeaders, parseSysrcChange, rcService, refusedAsNotEnabled } from './parse/services.ts';
 
 export const RC_DIRS = ['/etc/rc.d', '/usr/local/etc/rc.d'] as const;

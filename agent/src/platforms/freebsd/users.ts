@@ -3,8 +3,9 @@
  * every command is an argv array and a password travels only on pw's standard input (`-h 0`), so
  * the account and its password are written in the one pw run (nothing to undo).
  */
-import { HostadmError, unsupported } from '@hostadm/shared/protocol/errors.ts';
+import { unsupported } from '@hostadm/shared/protocol/errors.ts';
 import type { RunOptions } from '../../runner/runner.ts';
+import { hostError, runOrHostError } from '../common/host-command.ts';
 import type { AccountFields, MemberChange, NewUser, UserChanges, UsersPort } from '../ports/users.ts';
 import type { FreebsdContext } from './index.ts';
 import { parseGroupshow, parsePersonacryptList, parseUsershow } from './parse/users.ts';
@@ -32,13 +33,8 @@ function fieldFlags(f: AccountFields): string[] {
 }
 
 export function freebsdUsers(ctx: FreebsdContext): UsersPort {
-  async function run(argv: string[], what: string, options: RunOptions = {}): Promise<string> {
-    const result = await ctx.runner.run(argv, { timeoutMs: TIMEOUT_MS, ...options });
-    if (result.code !== 0) {
-      throw new HostadmError('HOST_ERROR', `${what}: ${result.stderr.trim() || `${argv[0]} exited with code ${String(result.code)}`}`);
-    }
-    return result.stdout;
-  }
+  const run = (argv: string[], what: string, options: RunOptions = {}) =>
+    runOrHostError(ctx.runner, argv, what, { timeoutMs: TIMEOUT_MS, ...options });
 
   return {
     async listUsers() {
@@ -91,7 +87,7 @@ export function freebsdUsers(ctx: FreebsdContext): UsersPort {
       if (result.code === 127) {
         throw unsupported('personacrypt is not installed on this host (it is a TrueOS tool, not part of FreeBSD)');
       }
-      if (result.code !== 0) throw new HostadmError('HOST_ERROR', `personacrypt list -r failed: ${result.stderr.trim()}`);
+      if (result.code !== 0) throw hostError('personacrypt list -r failed', result);
       return parsePersonacryptList(result.stdout);
     },
   };

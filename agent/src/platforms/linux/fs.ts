@@ -2,62 +2,14 @@
  * The `fs` port on Linux. Everything goes through the runner (GNU coreutils and findutils), so a
  * runner aimed into a namespace lists that namespace's files and names owners from its /etc.
  */
-import { forbidden, HostadmError } from '@hostadm/shared/protocol/errors.ts';
+import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { LinuxContext } from './index.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
-import { ancestry, firstByName, pathsToStat, type DirEntry, type FsPort, type Identity, type PathStat } from '../ports/fs.ts';
+import type { FsPort, Identity } from '../ports/fs.ts';
+import { FIND_FORMAT, parseFindRecords, parseStatRecords, STAT_FORMAT } from './parse/fs.ts';
+import { ancestry, firstByName, pathsToStat } from '../common/fs-paths.ts';
+import { checkListing, FS_TIMEOUT_MS as TIMEOUT_MS, MAX_LISTING_BYTES, identityOf } from '../common/posix-fs.ts';
 
-const TIMEOUT_MS = 30_000;
-/** Beyond this much `find` output (a few hundred thousand entries) the listing is refused, not guessed. */
-const MAX_LISTING_BYTES = 64 * 1024 * 1024;
-const S_IFMT = 0o170000;
-const S_IFDIR = 0o040000;
-/** Account names as the auth contract admits them; checked again because they reach argv. */
-const ACCOUNT = /^[A-Za-z0-9_][A-Za-z0-9_.@-]*\$?$/;
-
-/**
- * `stat -L --printf` records (STAT_FORMAT): uid, gid, raw mode in hex, then the path as given, each
- * record ending in NUL, so no path (a resolved link may hold a newline) can pass for another's
- * record. Paths that do not exist print nothing.
- */
-export const STAT_FORMAT = '%u %g %f %n\\0';
-
-export function parseStatRecords(stdout: string): Map<string, PathStat> {
-  const stats = new Map<string, PathStat>();
-  for (const record of stdout.split('\0').slice(0, -1)) {
-    const m = /^(\d+) (\d+) ([0-9a-f]+) (\/[\s\S]*)$/.exec(record);
-    if (!m) continue;
-    const mode = parseInt(m[3] as string, 16);
-    stats.set(m[4] as string, { uid: Number(m[1]), gid: Number(m[2]), perm: mode & 0o777, isDir: (mode & S_IFMT) === S_IFDIR });
-  }
-  return stats;
-}
-
-/** Fields of one `find -printf` record, in order; each ends in NUL (names may hold any other byte). */
-export const FIND_FORMAT = '%y\\0%Y\\0%u\\0%g\\0%s\\0%l\\0%f\\0';
-const FIELDS = 7;
-
-/** Parses the NUL-separated records of FIND_FORMAT; an incomplete last record is dropped. */
-export function parseFindRecords(stdout: string): Array<[string, DirEntry]> {
-  // Every complete field is followed by a NUL, so all but the last piece of the split are complete.
-  const fields = stdout.split('\0').slice(0, -1);
-  const out: Array<[string, DirEntry]> = [];
-  for (let i = 0; i + FIELDS <= fields.length; i += FIELDS) {
-    const [type, resolved, owner, group, size, target, name] = fields.slice(i, i + FIELDS) as [string, string, string, string, string, string, string];
-    if (name === '' || name === '.' || name === '..') continue;
-    if (type === 'd' || (type === 'l' && resolved === 'd')) out.push([name, { kind: 'dir' }]);
-    else if (type === 'l') out.push([name, { kind: 'symlink', target }]);
-    else out.push([name, { kind: 'file', owner, group, size: Number(size) }]);
-  }
-  return out;
-}
-
-async function idOf(runner: CommandRunner, flag: '-u' | '-G', user: string): Promise<number[] | null> {
-  const result = await runner.run(['id', flag, '--', user], { timeoutMs: TIMEOUT_MS });
-  if (result.code !== 0) return null;
-  const ids = result.stdout.trim().split(/\s+/).filter(Boolean).map(Number);
-  return ids.length > 0 && ids.every(Number.isInteger) ? ids : null;
-}
 
 /** One step alone (a link loop makes realpath fail for it, which would misalign the batch). */
 async function realpathOne(runner: CommandRunner, step: string): Promise<string | null> {
@@ -93,27 +45,13 @@ export function linuxFs(ctx: LinuxContext): FsPort {
       return { resolved, stats: parseStatRecords(stat.stdout) };
     },
 
-    async identity(user): Promise<Identity | null> {
-      if (!ACCOUNT.test(user)) return null;
-      const uid = await idOf(runner, '-u', user);
-      const gids = await idOf(runner, '-G', user);
-      return uid && gids ? { uid: uid[0] as number, gids } : null;
-    },
+    identity: (user) => identityOf(runner, user),
 
     async list(dir, limit, as) {
       const find = ['find', dir, '-mindepth', '1', '-maxdepth', '1', '-printf', FIND_FORMAT];
       const result = await runner.run(as ? [...asIdentity(as), ...find] : find, { timeoutMs: TIMEOUT_MS, maxOutputBytes: MAX_LISTING_BYTES });
-      if (result.truncated) {
-        throw new HostadmError('PAYLOAD_TOO_LARGE', `dir: ${dir} holds too many entries to list`, {
-          fieldErrors: [{ field: 'dir', message: 'too many entries' }],
-        });
-      }
-      const records = parseFindRecords(result.stdout);
-      // find reports entries that vanish while it runs and still lists the rest: only an empty failure is one.
-      if (result.code !== 0 && records.length === 0) {
-        if (as && /Permission denied/.test(result.stderr)) throw forbidden(`admin/fs dirlist: permission denied: ${dir}`);
-        throw new HostadmError('HOST_ERROR', `find ${dir} failed: ${result.stderr.trim()}`);
-      }
+      const records = result.truncated ? [] : parseFindRecords(result.stdout);
+      checkListing(dir, result, records.length, as);
       return firstByName(records, limit);
     },
   };

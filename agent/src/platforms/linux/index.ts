@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { ClassPorts, Platform, PlatformOptions } from '../types.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
-import { groupsFromId } from '../accounts-id.ts';
+import { groupsFromId } from '../common/accounts-id.ts';
 import { linuxUsers } from './users.ts';
 import { linuxPasswordVerifier } from './password.ts';
 import { linuxServices } from './services/index.ts';

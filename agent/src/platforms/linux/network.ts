@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { LinuxContext } from './index.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
-import { describeKind, prefixToNetmask, type NetworkDevice, type NetworkPort } from '../ports/network.ts';
+import type { NetworkDevice, NetworkPort } from '../ports/network.ts';
+import { describeKind, prefixToNetmask } from '../common/network-words.ts';
 
 /** The parts of `ip -j addr show` / `ip -j -d link show` we read. */
 interface IpAddrInfo {

@@ -7,10 +7,11 @@
  */
 import { HostadmError, unsupported } from '@hostadm/shared/protocol/errors.ts';
 import type { RunOptions } from '../../runner/runner.ts';
+import { hostError, runOrHostError } from '../common/host-command.ts';
 import type { GroupEntry, MemberChange, NewUser, UserAccount, UserChanges, UsersPort } from '../ports/users.ts';
-import { isoDay, parseAccountDate } from '../users-fields.ts';
+import { parseAccountDate } from '@hostadm/shared/api/fields-accounts.ts';
 import type { LinuxContext } from './index.ts';
-import { chageArgsFor, parseGroup, parseLsblk, parsePasswd, parseShadow, type ShadowEntry } from './users-parse.ts';
+import { chageArgsFor, parseGroup, parseLsblk, parsePasswd, parseShadow, type ShadowEntry } from './parse/users.ts';
 
 const TIMEOUT_MS = 30_000;
 const NO_HOME = new Set(['/nonexistent', '/var/empty']);
@@ -34,14 +35,14 @@ function expireArg(value: string): string {
   return s === 0 ? '' : isoDay(s);
 }
 
+/** `YYYY-MM-DD` (UTC) of epoch seconds: the form usermod/chage take. */
+function isoDay(epochSeconds: number): string {
+  return new Date(epochSeconds * 1000).toISOString().slice(0, 10);
+}
+
 export function linuxUsers(ctx: LinuxContext): UsersPort {
-  async function run(argv: string[], what: string, options: RunOptions = {}): Promise<string> {
-    const result = await ctx.runner.run(argv, { timeoutMs: TIMEOUT_MS, ...options });
-    if (result.code !== 0) {
-      throw new HostadmError('HOST_ERROR', `${what}: ${result.stderr.trim() || `${argv[0]} exited with code ${String(result.code)}`}`);
-    }
-    return result.stdout;
-  }
+  const run = (argv: string[], what: string, options: RunOptions = {}) =>
+    runOrHostError(ctx.runner, argv, what, { timeoutMs: TIMEOUT_MS, ...options });
 
   async function shadow(): Promise<Map<string, ShadowEntry>> {
     // Without read access to shadow (not root) accounts are still listed, without aging.
@@ -168,7 +169,7 @@ export function linuxUsers(ctx: LinuxContext): UsersPort {
     async removableDevices() {
       const result = await ctx.runner.run(['lsblk', '-J', '-b', '-o', 'NAME,RM,SIZE,MODEL,TYPE'], { timeoutMs: TIMEOUT_MS });
       if (result.code === 127) throw unsupported('lsblk (util-linux) is not installed');
-      if (result.code !== 0) throw new HostadmError('HOST_ERROR', `lsblk failed: ${result.stderr.trim()}`);
+      if (result.code !== 0) throw hostError('lsblk failed', result);
       return parseLsblk(result.stdout);
     },
   };

@@ -3,22 +3,15 @@
  * use. Values arrive validated (contract + the handler's checks against the current accounts), so a
  * port only translates them into host commands; it never decides who may do what.
  */
+import type { z } from 'zod';
+import type { userRecord } from '@hostadm/shared/api/users.ts';
 
-/** One account as `usershow` reports it; every value is the wire's string. */
-export interface UserAccount {
-  name: string;
-  uid: string;
-  gid: string;
-  /** Login class; '' where the platform has none. */
-  class: string;
-  /** Password change (expiry) time, epoch seconds; '0' = never. */
-  change: string;
-  /** Account expiry time, epoch seconds; '0' = never. */
-  expire: string;
-  comment: string;
-  home_dir: string;
-  shell: string;
-}
+/**
+ * One account as `usershow` reports it: the contract's record, every value the wire's string
+ * (`class` is '' where the platform has none; `change` and `expire` are epoch seconds, '0' = never),
+ * without `canremove`, which the handler adds for the caller.
+ */
+export type UserAccount = Omit<z.output<typeof userRecord>, 'canremove'>;
 
 export interface GroupEntry {
   name: string;
@@ -29,7 +22,7 @@ export interface GroupEntry {
 
 /**
  * Fields `useradd` and `usermod` share. Dates are kept as the client wrote them (epoch seconds,
- * `dd-mmm-yy[yy]`, `dd-mm-yy[yy]` or `+<n>[mhdwoy]`, checked by `parseAccountDate`): FreeBSD's
+ * `dd-mmm-yy[yy]`, `dd-mm-yy[yy]` or `+<n>[mhdwoy]`, checked by the contract's `parseAccountDate`): FreeBSD's
  * `pw` takes them verbatim, the other platforms convert them with that same function.
  */
 export interface AccountFields {

@@ -5,20 +5,15 @@
 import { randomBytes, scrypt, scryptSync, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { SimSlice, SimStore } from './store.ts';
+import type { UserAccount } from '../ports/users.ts';
 
-export interface SimAccount {
-  name: string;
+/** An account as the simulated host keeps it: the port's record with numeric ids, and its password hash. */
+export type SimAccount = Omit<UserAccount, 'uid' | 'gid'> & {
   uid: number;
   gid: number;
-  class: string;
-  change: string;
-  expire: string;
-  comment: string;
-  home_dir: string;
-  shell: string;
   /** `scrypt$<salt b64>$<hash b64>`, or `*` for a locked account. */
   password: string;
-}
+};
 
 export interface SimGroup {
   name: string;

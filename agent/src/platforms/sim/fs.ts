@@ -1,6 +1,7 @@
 /** The `fs` port of the simulated host: lookups over the persisted tree of `fs-tree.ts`. */
 import type { SimContext } from './index.ts';
-import { ancestry, childPath, firstByName, pathsToStat, type DirEntry, type FsPort, type PathStat } from '../ports/fs.ts';
+import type { DirEntry, FsPort, PathStat } from '../ports/fs.ts';
+import { ancestry, childPath, firstByName, pathsToStat } from '../common/fs-paths.ts';
 import { seedFs, type SimFsNode } from './fs-tree.ts';
 
 /** As many links as FreeBSD follows in one lookup (MAXSYMLINKS) before ELOOP. */

@@ -7,14 +7,8 @@
 import type { SimContext } from './index.ts';
 import type { ServicesPort, ServiceStatus } from '../ports/services.ts';
 
-export interface SimService {
-  name: string;
-  description: string;
-  path: string;
-  tag: string;
-  enabled: boolean;
-  running: boolean;
-}
+/** The simulated host keeps each service as the port reports it. */
+export type SimService = ServiceStatus;
 
 export type SimServices = Record<string, SimService>;
 

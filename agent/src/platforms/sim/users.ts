@@ -6,7 +6,7 @@
  */
 import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { GroupEntry, MemberChange, NewUser, UserAccount, UserChanges, UsersPort } from '../ports/users.ts';
-import { parseAccountDate } from '../users-fields.ts';
+import { parseAccountDate } from '@hostadm/shared/api/fields-accounts.ts';
 import { hashPassword, type SimAccount, type SimAccounts } from './accounts.ts';
 import type { SimContext } from './index.ts';
 

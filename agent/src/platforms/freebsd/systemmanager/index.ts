@@ -3,11 +3,13 @@
  * freebsd-version, shutdown), with argv arrays and every check made before a change. No kernel
  * module is ever loaded: without coretemp/amdtemp `cputemps` is simply empty.
  */
-import { badRequest, HostadmError } from '@hostadm/shared/protocol/errors.ts';
+import { badRequest } from '@hostadm/shared/protocol/errors.ts';
 import type { FreebsdContext } from '../index.ts';
-import { CommandError, runChecked, type RunOptions } from '../../../runner/runner.ts';
-import { posixProcessControl } from '../../posix-processes.ts';
-import { CpuSampler, type SystemmanagerPort } from '../../ports/systemmanager.ts';
+import type { RunOptions } from '../../../runner/runner.ts';
+import { hostError, runOrHostError } from '../../common/host-command.ts';
+import { posixProcessControl } from '../../common/posix-processes.ts';
+import { CpuSampler } from '../../common/cpu-sampler.ts';
+import type { SystemmanagerPort } from '../../ports/systemmanager.ts';
 import {
   MEMORY_SYSCTLS,
   TOP_ARGV,
@@ -19,14 +21,9 @@ import {
   parseCpuTemperatures,
   parseSysctlLines,
   parseTop,
-} from './parse.ts';
+} from '../parse/systemmanager.ts';
 
 const TIMEOUT: RunOptions = { timeoutMs: 30_000 };
-
-function hostError(what: string, err: unknown): HostadmError {
-  const detail = err instanceof CommandError ? err.result.stderr.trim() : err instanceof Error ? err.message : String(err);
-  return new HostadmError('HOST_ERROR', `${what}: ${detail}`, { cause: err });
-}
 
 export interface FreebsdSystemmanagerOptions {
   /** Clock for the uptime (tests pin it). */
@@ -38,13 +35,7 @@ export interface FreebsdSystemmanagerOptions {
 export function freebsdSystemmanagerPort(ctx: FreebsdContext, options: FreebsdSystemmanagerOptions = {}): SystemmanagerPort {
   const { runner } = ctx;
   const now = options.now ?? Date.now;
-  const run = async (what: string, argv: readonly string[]) => {
-    try {
-      return (await runChecked(runner, argv, TIMEOUT)).stdout;
-    } catch (err) {
-      throw hostError(what, err);
-    }
-  };
+  const run = (what: string, argv: readonly string[]) => runOrHostError(runner, argv, what, TIMEOUT);
   const sampler = new CpuSampler(async () => parseCpTimes(await run('sysctl kern.cp_times', ['sysctl', '-n', 'kern.cp_times'])), options.sampler);
   const readSysctl = async (name: string) => (await run(`sysctl ${name}`, ['sysctl', '-n', '--', name])).replace(/\n$/, '');
 
@@ -53,7 +44,7 @@ export function freebsdSystemmanagerPort(ctx: FreebsdContext, options: FreebsdSy
     const result = await runner.run(['sysctl', '-WN', '--', name], TIMEOUT);
     if (result.code !== 0) {
       if (/unknown oid/i.test(result.stderr)) throw badRequest(`sysctl: unknown sysctl ${name}`, [{ field: 'sysctl', message: 'no such sysctl' }]);
-      throw hostError(`sysctl ${name}`, new CommandError('sysctl', result));
+      throw hostError(`sysctl ${name}`, result, 'sysctl');
     }
     const names = result.stdout.split('\n').filter(Boolean);
     if (names.length === 1 && names[0] === name) return;
@@ -87,7 +78,7 @@ export function freebsdSystemmanagerPort(ctx: FreebsdContext, options: FreebsdSy
       const result = await runner.run(['apm', '-alt'], TIMEOUT);
       // No /dev/apm (no ACPI battery driver): nothing reports a battery, so there is none to show.
       if (result.code !== 0 && /can't open \/dev\/apm/i.test(result.stderr)) return { present: false };
-      if (result.code !== 0) throw hostError('apm', new CommandError('apm', result));
+      if (result.code !== 0) throw hostError('apm', result, 'apm');
       return parseApm(result.stdout);
     },
 

@@ -8,7 +8,8 @@
  * runtime-enabled units are refused with the reason before anything runs.
  */
 import type { CommandRunner } from '../../../runner/runner.ts';
-import { commandFailed, type ServiceRef, type ServicesPort } from '../../ports/services.ts';
+import type { ServiceRef, ServicesPort } from '../../ports/services.ts';
+import { commandFailed } from '../../common/host-command.ts';
 
 const QUICK = { timeoutMs: 30_000 };
 // systemctl waits for the start job; a unit with a long TimeoutStartSec may take minutes.

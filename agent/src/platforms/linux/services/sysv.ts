@@ -11,7 +11,9 @@
 import { posix } from 'node:path';
 import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { CommandRunner, RunResult } from '../../../runner/runner.ts';
-import { commandFailed, mapLimit, type ServiceRef, type ServicesPort, type ServiceStatus, type Undo } from '../../ports/services.ts';
+import type { ServiceRef, ServicesPort, ServiceStatus, Undo } from '../../ports/services.ts';
+import { commandFailed } from '../../common/host-command.ts';
+import { mapLimit } from '../../common/map-limit.ts';
 
 const INIT_D = '/etc/init.d';
 const LINK_DIRS = ['0', '1', '2', '3', '4', '5', '6', 'S'].map((l) => `/etc/rc${l}.d`);

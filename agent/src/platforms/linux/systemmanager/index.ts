@@ -6,11 +6,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { badRequest, HostadmError } from '@hostadm/shared/protocol/errors.ts';
+import { badRequest } from '@hostadm/shared/protocol/errors.ts';
 import type { LinuxContext } from '../index.ts';
-import { CommandError, runChecked, type RunOptions } from '../../../runner/runner.ts';
-import { posixProcessControl } from '../../posix-processes.ts';
-import { CpuSampler, type SystemmanagerPort } from '../../ports/systemmanager.ts';
+import type { RunOptions } from '../../../runner/runner.ts';
+import { hostError, runOrHostError } from '../../common/host-command.ts';
+import { posixProcessControl } from '../../common/posix-processes.ts';
+import { CpuSampler } from '../../common/cpu-sampler.ts';
+import type { SystemmanagerPort } from '../../ports/systemmanager.ts';
 import {
   LSBLK_ARGV,
   PS_ARGV,
@@ -27,26 +29,15 @@ import {
   parseUptime,
   sysctlNameFromPath,
   sysctlPath,
-} from './parse.ts';
+} from '../parse/systemmanager.ts';
 import { readBattery, readCpuTemperatures } from './sysfs.ts';
 
 const TIMEOUT: RunOptions = { timeoutMs: 30_000 };
 
-function hostError(what: string, err: unknown): HostadmError {
-  const detail = err instanceof CommandError ? err.result.stderr.trim() : err instanceof Error ? err.message : String(err);
-  return new HostadmError('HOST_ERROR', `${what}: ${detail}`, { cause: err });
-}
-
 export function linuxSystemmanagerPort(ctx: LinuxContext): SystemmanagerPort {
   const { runner } = ctx;
   const proc = (file: string) => readFile(join(ctx.procRoot, file), 'utf8');
-  const run = async (what: string, argv: readonly string[]) => {
-    try {
-      return (await runChecked(runner, argv, TIMEOUT)).stdout;
-    } catch (err) {
-      throw hostError(what, err);
-    }
-  };
+  const run = (what: string, argv: readonly string[]) => runOrHostError(runner, argv, what, TIMEOUT);
   const sampler = new CpuSampler(async () => parseProcStat(await proc('stat')));
 
   /** `stat` of the sysctl's file inside the runner's namespace: existence, leaf, writability. */
@@ -123,7 +114,7 @@ export function linuxSystemmanagerPort(ctx: LinuxContext): SystemmanagerPort {
         runner.run(['sysctl', '-a'], TIMEOUT),
         run('listing writable sysctls', ['find', '/proc/sys', '-type', 'f', '-perm', '-u=w']),
       ]);
-      if (values.stdout.trim() === '') throw hostError('sysctl -a', new CommandError('sysctl', values));
+      if (values.stdout.trim() === '') throw hostError('sysctl -a', values, 'sysctl');
       const all = parseSysctlAll(values.stdout);
       const out: Record<string, string> = {};
       for (const path of writable.split('\n')) {

@@ -1,6 +1,6 @@
 /** Process checks and signals as both Linux and FreeBSD run them (`ps -p`, `kill -s`). */
 import { badRequest, HostadmError } from '@hostadm/shared/protocol/errors.ts';
-import { CommandError, type CommandRunner, type RunOptions } from '../runner/runner.ts';
+import { failureText, type CommandRunner, type RunOptions } from '../../runner/runner.ts';
 
 export function posixProcessControl(runner: CommandRunner, options: RunOptions) {
   return {
@@ -12,8 +12,7 @@ export function posixProcessControl(runner: CommandRunner, options: RunOptions) 
       const result = await runner.run(['kill', '-s', signal, '--', String(pid)], options);
       if (result.code === 0) return;
       if (/no such process/i.test(result.stderr)) throw badRequest(`pid: no process ${pid}`, [{ field: 'pid', message: 'no such process' }]);
-      const err = new CommandError('kill', result);
-      throw new HostadmError('HOST_ERROR', `kill failed: ${err.message}`, { cause: err });
+      throw new HostadmError('HOST_ERROR', `kill failed: ${failureText('kill', result)}`);
     },
   };
 }

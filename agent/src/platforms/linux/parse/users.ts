@@ -3,8 +3,7 @@
  * FreeBSD-shaped records the interface reports, and `lsblk -J` into personacrypt's device list.
  * Pure functions, so the odd cases (no shadow entry, forced password change) are tested directly.
  */
-import type { GroupEntry, UserAccount } from '../ports/users.ts';
-import { humanSize } from '../users-fields.ts';
+import type { GroupEntry, UserAccount } from '../../ports/users.ts';
 
 const DAY = 86_400;
 /** shadow(5)'s "no maximum age" as useradd writes it. */
@@ -107,4 +106,17 @@ export function parseLsblk(json: string): Record<string, string> {
     out[dev.name] = `<${model}> ${Number.isFinite(size) ? humanSize(size) : '?'}`;
   }
   return out;
+}
+
+/** A size as gpart(8) shows it (humanize_number, powers of 1024): `7.5G`, `29G`, `512M`. */
+export function humanSize(bytes: number): string {
+  const units = ['B', 'K', 'M', 'G', 'T', 'P', 'E'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  const shown = value < 10 && unit > 0 ? value.toFixed(1) : String(Math.round(value));
+  return `${shown}${units[unit]}`;
 }

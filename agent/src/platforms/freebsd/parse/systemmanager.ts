@@ -2,7 +2,8 @@
  * Pure parsers for the FreeBSD tools `systemmanager` runs (sysctl, top, apm, mount -p). The tests
  * feed them real output saved under test/fixtures/freebsd/systemmanager.
  */
-import type { BatteryState, CpuTemperature, CpuTicks, ExternalMount, MemoryStats, MountType, ProcessEntry } from '../../ports/systemmanager.ts';
+import type { BatteryState, CpuTemperature, ExternalMount, MemoryStats, MountType, ProcessEntry } from '../../ports/systemmanager.ts';
+import type { CpuTicks } from '../../common/cpu-sampler.ts';
 
 /**
  * `sysctl name...` / `sysctl -aW` output (`name: value` lines). A line that does not start with a

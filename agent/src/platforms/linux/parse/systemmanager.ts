@@ -2,7 +2,9 @@
  * Pure parsers for what Linux prints in /proc and what its tools print. No I/O here, so the tests
  * can feed them real samples.
  */
-import { formatCpuTime, formatKiB, type CpuTicks, type ExternalMount, type MemoryStats, type MountType, type ProcessEntry } from '../../ports/systemmanager.ts';
+import type { ExternalMount, MemoryStats, MountType, ProcessEntry } from '../../ports/systemmanager.ts';
+import type { CpuTicks } from '../../common/cpu-sampler.ts';
+import { formatCpuTime, formatKiB } from '../../common/top-format.ts';
 
 /** `/proc/meminfo` as kB numbers by field name. */
 export function parseMeminfo(text: string): Record<string, number> {
