@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { startTestAgent, TestClient } from '../helpers/agent.ts';
-import { PS_ARGV } from '@hostadm/agent/platforms/linux/systemmanager/parse.ts';
+import { PS_ARGV } from '@hostadm/agent/platforms/linux/parse/systemmanager.ts';
 import { SAFE_ENV } from '@hostadm/agent/runner/runner.ts';
 import type { Connection } from '@hostadm/agent/server/context.ts';
 
