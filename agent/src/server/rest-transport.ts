@@ -1,5 +1,5 @@
 /**
- * The REST transport (a Hono app): `PUT /admin/<class>` and `PUT /rpc/<name>` with the `args` as
+ * The REST transport (a Hono app): `PUT /admin/<class>` (or the original's `/sysadm/<class>`) and `PUT /rpc/<name>` with the `args` as
  * the body, answered with `{"args": ...}` and the error code as the HTTP status. Each call
  * authenticates itself with HTTP Basic or `Authorization: Bearer <token>`.
  */
@@ -30,7 +30,7 @@ export function createRestApp(pipeline: Pipeline): Hono {
     }),
   );
 
-  const handle = async (c: Context, namespace: 'admin' | 'rpc') => {
+  const handle = async (c: Context, namespace: 'admin' | 'sysadm' | 'rpc') => {
     const address = getConnInfo(c).remote.address ?? '';
     if (services.blacklist.isBlocked(address)) {
       return errorResponse(c, new HostadmError('TOO_MANY_REQUESTS', 'Too many failed sign-ins from this address; try again later'));
@@ -68,7 +68,10 @@ export function createRestApp(pipeline: Pipeline): Hono {
 
   app.on(['PUT', 'POST'], '/admin/:name', (c) => handle(c, 'admin'));
   app.on(['PUT', 'POST'], '/rpc/:name', (c) => handle(c, 'rpc'));
+  // The original's namespace for the classes (docs/protocol.md, "The original's names").
+  app.on(['PUT', 'POST'], '/sysadm/:name', (c) => handle(c, 'sysadm'));
   app.all('/admin/:name', (c) => methodNotAllowed(c));
+  app.all('/sysadm/:name', (c) => methodNotAllowed(c));
   app.all('/rpc/:name', (c) => methodNotAllowed(c));
   app.notFound((c) => errorResponse(c, new HostadmError('NOT_FOUND', `no such endpoint ${c.req.path}; use PUT /admin/<class> or PUT /rpc/<name>`)));
   app.onError((err, c) => {
