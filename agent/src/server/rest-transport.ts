@@ -4,6 +4,7 @@
  * authenticates itself with HTTP Basic or `Authorization: Bearer <token>`.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getConnInfo } from '@hono/node-server/conninfo';
@@ -15,6 +16,7 @@ import type { ReplyEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import type { Connection } from './context.ts';
 import type { Pipeline } from './pipeline.ts';
 import { runAuthOperation } from './auth-ops.ts';
+import { tlsClientKeyOf } from './tls-client-key.ts';
 
 export function createRestApp(pipeline: Pipeline): Hono {
   const { services } = pipeline;
@@ -50,7 +52,8 @@ export function createRestApp(pipeline: Pipeline): Hono {
     // The original accepted a whole envelope as the body too; use its args then.
     if (body && typeof body === 'object' && !Array.isArray(body) && 'args' in body && 'name' in body) body = body.args;
 
-    const connection: Connection = { id: randomUUID(), transport: 'rest', address, token: null };
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    const connection: Connection = { id: randomUUID(), transport: 'rest', address, tlsClientKey: tlsClientKeyOf(incoming?.socket), token: null };
     const name = c.req.param('name') ?? '';
     let signedInForThisCall = false;
     // The auth operations authenticate themselves; a header on them would only mint a throwaway session.

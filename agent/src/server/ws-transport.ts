@@ -14,6 +14,7 @@ import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import type { Connection } from './context.ts';
 import type { Pipeline } from './pipeline.ts';
 import { isAuthOperation } from './auth-ops.ts';
+import { tlsClientKeyOf } from './tls-client-key.ts';
 
 /** Close codes we send (RFC 6455 range plus application codes). */
 export const CLOSE = { normal: 1000, policy: 1008, tooBig: 1009, tryAgainLater: 1013, idle: 4000, unauthenticated: 4001 } as const;
@@ -77,6 +78,7 @@ export class WebSocketTransport {
       id: randomUUID(),
       transport: 'websocket',
       address: req.socket.remoteAddress ?? '',
+      tlsClientKey: tlsClientKeyOf(req.socket),
       token: null,
       push: (envelope) => {
         if (ws.readyState !== ws.OPEN) return;
