@@ -167,7 +167,17 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const rest = createRestApp(pipeline);
   const listener = getRequestListener(rest.fetch);
   const server: Server = options.tls
-    ? createHttpsServer({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) }, listener)
+    ? createHttpsServer(
+        {
+          cert: readFileSync(options.tls.certFile),
+          key: readFileSync(options.tls.keyFile),
+          // A client certificate is asked for, never required or chain-checked: its key, proven by the
+          // handshake, is what register_ssl_cert accepts as loaded on the connection (tls-client-key.ts).
+          requestCert: true,
+          rejectUnauthorized: false,
+        },
+        listener,
+      )
     : createHttpServer(listener);
   server.on('upgrade', (req, socket, head) => ws.handleUpgrade(req, socket, head));
 

@@ -126,6 +126,9 @@ test('sim-style work reports percentages and output over time, and stops when ki
   const distinct = new Set(progress.map((p) => p.percent_done));
   assert.ok(distinct.size >= 2, `several distinct percentages were reported before the end: ${[...distinct].join(', ')}`);
   assert.ok(progress.every((p) => p.event_system === 'admin/vm'));
+  // The outcome is the completion event's alone (spec: `time_finished` once finished).
+  assert.ok(progress.every((p) => !('success' in p) && !('time_finished' in (p.process_details as object))), 'no outcome before the end');
+  assert.ok(!Number.isNaN(Date.parse((last.process_details as { time_finished: string }).time_finished)));
   assert.equal(last.filename, 'image.iso');
 
   const killable = fetchiso(1000);

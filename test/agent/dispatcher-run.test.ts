@@ -10,6 +10,9 @@ import { join } from 'node:path';
 import { startTestAgent, TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
 import type { AgentOptions } from '@hostadm/agent/agent.ts';
 
+/** `list` with nothing to show: the spec's three queues, each empty. */
+const NO_JOBS = { jobs: { no_queue: {}, pkg_queue: {}, jail_queue: {} } };
+
 async function setup(t: TestContext, overrides: Partial<AgentOptions> = {}): Promise<{ agent: TestAgent; admin: TestClient; dir: string }> {
   // These tests are about the dispatcher driving real processes; sim simulates jobs unless told otherwise.
   const agent = await startTestAgent({ simHostCommands: true, ...overrides });
@@ -124,6 +127,8 @@ test('list shows running, pending and finished jobs; acknowledge removes finishe
         first: { commands: ['sleep 30'], queue_position: '0', state: 'running' },
         second: { commands: ['echo two'], queue_position: '1', state: 'pending' },
       },
+      pkg_queue: {},
+      jail_queue: {},
     },
   });
   const dup = await admin.request('rpc', 'dispatcher', { action: 'run', first: 'echo again' });
@@ -140,7 +145,7 @@ test('list shows running, pending and finished jobs; acknowledge removes finishe
   assert.equal(after.jobs.no_queue.second?.success, 'true');
   const ack = await admin.request('rpc', 'dispatcher', { action: 'acknowledge', job_id: ['first', 'second'] });
   assert.deepEqual(ack.args, { acknowledged: { jobs: ['first', 'second'] } });
-  assert.deepEqual((await admin.request('rpc', 'dispatcher', { action: 'list' })).args, { jobs: {} });
+  assert.deepEqual((await admin.request('rpc', 'dispatcher', { action: 'list' })).args, NO_JOBS);
   const log = await admin.request('rpc', 'dispatcher', { action: 'log', job_id: 'second' });
   assert.equal((log.args as { log: { log: string } }).log.log, 'two\n', 'an acknowledged job stays readable');
 });
@@ -152,7 +157,7 @@ test('bad requests change nothing: a bad command in one job refuses them all; op
   assert.deepEqual((bad.args as { errors: unknown }).errors, [{ field: 'broken', message: 'unterminated double quote' }]);
   const badId = await admin.request('rpc', 'dispatcher', { action: 'run', 'bad id;rm': 'echo x' });
   assert.equal((badId.args as { code: number }).code, 400);
-  assert.deepEqual((await admin.request('rpc', 'dispatcher', { action: 'list' })).args, { jobs: {} });
+  assert.deepEqual((await admin.request('rpc', 'dispatcher', { action: 'list' })).args, NO_JOBS);
 
   const operator = await TestClient.connect(agent.url);
   t.after(() => operator.close());
@@ -162,7 +167,7 @@ test('bad requests change nothing: a bad command in one job refuses them all; op
   const kill = await operator.request('rpc', 'dispatcher', { action: 'kill', job_id: 'x' });
   assert.equal((kill.args as { code: number }).code, 403);
   assert.equal((await operator.request('rpc', 'dispatcher', { action: 'list' })).name, 'response', 'operators may look');
-  assert.deepEqual((await admin.request('rpc', 'dispatcher', { action: 'list' })).args, { jobs: {} });
+  assert.deepEqual((await admin.request('rpc', 'dispatcher', { action: 'list' })).args, NO_JOBS);
 });
 
 test('running jobs report output as it comes; logs are capped and the cap is reported', async (t) => {

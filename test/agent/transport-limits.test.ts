@@ -171,6 +171,12 @@ test('with maxInFlightPerConnection 1, a second request while one is in flight i
   assert.equal(second.id, 'second-2');
   assert.equal(second.name, 'error');
   assert.equal((second.args as ErrorArgs).code, 429);
+  assert.equal(second.namespace, 'rpc');
+  // The 429 echoes the request's namespace like every error but the 401 (it used to name rpc always).
+  const classRequest = await client.request('admin', 'services', { action: 'list_services' }, 'class-3');
+  assert.deepEqual([classRequest.name, classRequest.namespace, (classRequest.args as ErrorArgs).code], ['error', 'admin', 429]);
+  const original = await client.request('sysadm', 'services', { action: 'list_services' }, 'class-4');
+  assert.deepEqual([original.name, original.namespace, (original.args as ErrorArgs).code], ['error', 'sysadm', 429]);
 
   held.open();
   assert.deepEqual((await first).args, simIdentity(agent));

@@ -191,6 +191,11 @@ test('a start that fails goes on with the others and answers 500 naming what sta
   const err = expectError(await root.call('services', 'start', { services: ['sshd', 'nginx', 'cron'] }), 500);
   assert.match(err.message, /^services start: sshd, cron started; failed: nginx \(service nginx onestart exited with code 1: .*failed to start nginx\)$/);
   assert.ok(runner.calls.some((c) => c.join(' ') === 'service -- cron start'), 'cron was still started');
+  // The spec's success array survives the failure: what started is listed under its usual key.
+  const partial = err as unknown as { services_started: string[]; services_failed: Record<string, string> };
+  assert.deepEqual(partial.services_started, ['sshd', 'cron']);
+  assert.deepEqual(Object.keys(partial.services_failed), ['nginx']);
+  assert.match(partial.services_failed.nginx ?? '', /^service nginx onestart exited with code 1: .*failed to start nginx$/);
 });
 
 test('a failed enable puts back the settings already changed, with the values sysrc reported', async (t) => {
@@ -205,6 +210,10 @@ test('a failed enable puts back the settings already changed, with the values sy
   const err = expectError(await root.call('services', 'enable', { services: ['pf', 'powerd', 'moused'] }), 500);
   assert.match(err.message, /failed for moused \(sysrc moused_enable=YES exited with code 1: sysrc: \/etc\/rc.conf: Permission denied\)/);
   assert.match(err.message, /powerd, pf was put back, so nothing was changed/);
+  // Nothing is enabled after the roll-back, and the reply says so under the success reply's key.
+  const partial = err as unknown as { services_enabled: string[]; services_failed: Record<string, string> };
+  assert.deepEqual(partial.services_enabled, []);
+  assert.deepEqual(Object.keys(partial.services_failed), ['moused']);
   const sysrc = runner.calls.filter((c) => c[0] === 'sysrc');
   assert.deepEqual(sysrc, [
     ['sysrc', '--', 'pf_enable=YES'],

@@ -246,3 +246,12 @@ test('shell metacharacters and option-like text in a sysctl value reach sysctl(8
   const sets = runner.calls.filter((c) => c[1] === '--' && c[2]?.startsWith('kern.corefile='));
   assert.deepEqual(sets, values.map((v) => ['sysctl', '--', `kern.corefile=${v}`]));
 });
+
+test('batteryinfo: the level stays within the spec\'s 1 to 99 (a full battery reads 99, an empty one 1)', async (t) => {
+  for (const [apm, level, status] of [['1\n100\n-1\n', '99', 'charging'], ['0\n0\n120\n', '1', 'offline'], ['0\n62\n9840\n', '62', 'offline']] as const) {
+    const { client } = await freebsdAgent(t, [{ match: ['apm', '-alt'], stdout: apm }, ...freebsdReplies()]);
+    const reply = ok(await client.call(SM, 'batteryinfo')) as { batteryinfo: { level: string; status: string } };
+    assert.equal(reply.batteryinfo.level, level, `apm life ${apm.split('\n')[1]}`);
+    assert.equal(reply.batteryinfo.status, status);
+  }
+});

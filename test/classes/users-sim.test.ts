@@ -59,12 +59,18 @@ test('an admin lists every account; only its own entry says canremove false', as
   assert.equal(users.operator?.canremove, undefined);
 });
 
-test('a limited user sees only their own account and only their own groups, without other members', async (t) => {
+test('a limited user sees every account, as the spec says (its own with canremove false), and only their own groups', async (t) => {
   const agent = await agentFor(t);
   const operator = await signIn(t, agent, 'operator');
   const users = (await ok(operator, 'usershow')) as Users;
-  assert.deepEqual(Object.keys(users), ['operator']);
+  const admin = await signIn(t, agent, 'admin');
+  const all = (await ok(admin, 'usershow')) as Users;
+  assert.deepEqual(Object.keys(users).sort(), Object.keys(all).sort());
+  assert.ok(Object.keys(users).length > 1);
   assert.equal(users.operator?.canremove, 'false');
+  assert.equal(users.admin?.canremove, undefined);
+  const { canremove: _ownMark, ...adminAsOthersSeeIt } = all.admin ?? {};
+  assert.deepEqual(users.admin, adminAsOthersSeeIt, 'the same record the admin sees, without its own-account mark');
   const groups = (await ok(operator, 'groupshow')) as Groups;
   assert.deepEqual(groups, { operator: { name: 'operator', gid: '5', users: ['operator'] } });
 });

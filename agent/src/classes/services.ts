@@ -8,6 +8,8 @@
  *   handled and the ones that failed with their reasons (a start cannot be taken back);
  * - enable / disable put back the boot settings they had already changed and answer 500 saying so:
  *   a boot setting is either changed for the whole request or not at all.
+ * Either 500 also carries the success reply's array (`services_started`, ...: what is done) and
+ * `services_failed` (name → reason), so a client does not lose what did happen.
  * A service already in the asked state counts as handled and is listed in the reply.
  */
 import { services } from '@hostadm/shared/api/services.ts';
@@ -20,9 +22,9 @@ export const servicesImpl = implementClass(services, ({ platform }) => {
   if (!port) return null;
   return {
     list_services: async () => ({ services: records(await port.list()) }),
-    start: async (args) => ({ services_started: await runEach(port, args.services, 'start') }),
-    stop: async (args) => ({ services_stopped: await runEach(port, args.services, 'stop') }),
-    restart: async (args) => ({ services_restarted: await runEach(port, args.services, 'restart') }),
+    start: async (args) => ({ services_started: await runEach(port, args.services, 'start', 'services_started') }),
+    stop: async (args) => ({ services_stopped: await runEach(port, args.services, 'stop', 'services_stopped') }),
+    restart: async (args) => ({ services_restarted: await runEach(port, args.services, 'restart', 'services_restarted') }),
     enable: async (args) => ({ services_enabled: await setEach(port, args.services, true) }),
     disable: async (args) => ({ services_disabled: await setEach(port, args.services, false) }),
   };
@@ -62,21 +64,25 @@ async function resolve(port: ServicesPort, names: readonly string[]): Promise<Se
 
 const DONE: Record<RuntimeAction, string> = { start: 'started', stop: 'stopped', restart: 'restarted' };
 
-async function runEach(port: ServicesPort, names: readonly string[], action: RuntimeAction): Promise<string[]> {
+async function runEach(port: ServicesPort, names: readonly string[], action: RuntimeAction, replyKey: string): Promise<string[]> {
   const targets = await resolve(port, names);
   const done: string[] = [];
-  const failed: string[] = [];
+  const failed: Record<string, string> = {};
   for (const service of targets) {
     try {
       await port.run(service, action);
       done.push(service.name);
     } catch (err) {
-      failed.push(`${service.name} (${reason(err)})`);
+      failed[service.name] = reason(err);
     }
   }
-  if (failed.length > 0) {
+  const failures = Object.entries(failed);
+  if (failures.length > 0) {
     const handled = done.length > 0 ? `${done.join(', ')} ${DONE[action]}` : `nothing ${DONE[action]}`;
-    throw new HostadmError('HOST_ERROR', `services ${action}: ${handled}; failed: ${failed.join('; ')}`);
+    const listed = failures.map(([name, why]) => `${name} (${why})`).join('; ');
+    throw new HostadmError('HOST_ERROR', `services ${action}: ${handled}; failed: ${listed}`, {
+      partial: { [replyKey]: done, services_failed: failed },
+    });
   }
   return done;
 }
@@ -97,27 +103,34 @@ async function setEach(port: ServicesPort, names: readonly string[], enabled: bo
     try {
       undos.push({ name: service.name, undo: await port.setEnabled(service, enabled) });
     } catch (err) {
-      throw new HostadmError('HOST_ERROR', `services ${verb}: failed for ${service.name} (${reason(err)}); ${await rollBack(undos)}`);
+      const rolledBack = await rollBack(undos);
+      // Done after all: those already in the asked state, and those whose change could not be put back.
+      const done = targets.filter((s) => s.enabled === enabled || rolledBack.stuck.includes(s.name)).map((s) => s.name);
+      throw new HostadmError('HOST_ERROR', `services ${verb}: failed for ${service.name} (${reason(err)}); ${rolledBack.summary}`, {
+        partial: { [enabled ? 'services_enabled' : 'services_disabled']: done, services_failed: { [service.name]: reason(err) } },
+      });
     }
   }
   return targets.map((s) => s.name);
 }
 
-/** Undoes the changes already made, newest first, and says how that went. */
-async function rollBack(undos: ReadonlyArray<{ name: string; undo: Undo }>): Promise<string> {
-  if (undos.length === 0) return 'nothing was changed';
+/** Undoes the changes already made, newest first, and says how that went and which could not be put back. */
+async function rollBack(undos: ReadonlyArray<{ name: string; undo: Undo }>): Promise<{ summary: string; stuck: string[] }> {
+  if (undos.length === 0) return { summary: 'nothing was changed', stuck: [] };
   const restored: string[] = [];
-  const stuck: string[] = [];
+  const stuck: Array<{ name: string; why: string }> = [];
   for (const { name, undo } of [...undos].reverse()) {
     try {
       await undo();
       restored.push(name);
     } catch (err) {
-      stuck.push(`${name} (${reason(err)})`);
+      stuck.push({ name, why: reason(err) });
     }
   }
-  if (stuck.length === 0) return `the boot setting of ${restored.join(', ')} was put back, so nothing was changed`;
-  return `putting back the boot setting failed for ${stuck.join('; ')}${restored.length > 0 ? `; ${restored.join(', ')} put back` : ''}`;
+  const names = stuck.map((s) => s.name);
+  if (stuck.length === 0) return { summary: `the boot setting of ${restored.join(', ')} was put back, so nothing was changed`, stuck: names };
+  const failedBack = stuck.map((s) => `${s.name} (${s.why})`).join('; ');
+  return { summary: `putting back the boot setting failed for ${failedBack}${restored.length > 0 ? `; ${restored.join(', ')} put back` : ''}`, stuck: names };
 }
 
 function reason(err: unknown): string {

@@ -37,11 +37,15 @@ function cpuPercentageReply(perCpu: readonly number[], total: number) {
   return Object.assign(cpus, { busytotal: percent(total) });
 }
 
+/**
+ * The spec bounds the charge level to 1..99: a full battery reads 99 and an empty one 1 (the
+ * platforms report 0..100). A level the host cannot tell is left out rather than sent outside them.
+ */
 function batteryReply(state: BatteryState) {
   if (!state.present) return { battery: 'false' as const };
   return {
     battery: 'true' as const,
-    level: String(state.level === null ? -1 : Math.round(state.level)),
+    ...(state.level === null ? {} : { level: String(Math.min(99, Math.max(1, Math.round(state.level)))) }),
     status: state.status,
     timeleft: String(state.secondsLeft === null ? -1 : Math.round(state.secondsLeft)),
   };

@@ -1,4 +1,8 @@
-/** The `dispatcher` event payloads, in the spec's two shapes (run jobs; queued class operations). */
+/**
+ * The `dispatcher` event payloads, in the spec's two shapes (run jobs; queued class operations).
+ * The outcome (`success`, `time_finished`, `reason`) is in a job's completion event only: a spec
+ * client reads `success: "false"` as a failure, so a progress event must not carry one.
+ */
 import type { JobEventView, JobOutcome, JobType } from './types.ts';
 
 export interface EventJob {
@@ -25,7 +29,7 @@ export function jobEventPayload<P>(
   if (type?.classEvent) {
     const details: Record<string, string | string[]> = {
       time_started: iso(job.startedAt),
-      time_finished: iso(job.finishedAt),
+      ...(finished ? { time_finished: iso(job.finishedAt) } : {}),
       cmd_list: job.commands,
       process_id: job.id,
       state: view.state,
@@ -45,11 +49,10 @@ export function jobEventPayload<P>(
     cmd_list: job.commands,
     log: finished ? view.log : view.newOutput,
     proc_id: job.id,
-    success: String(finished && (view.outcome?.success ?? false)),
+    ...(finished ? { success: String(view.outcome?.success ?? false) } : {}),
     time_started: iso(job.startedAt),
-    time_finished: iso(job.finishedAt),
+    ...(finished ? { time_finished: iso(job.finishedAt), reason: job.reason } : {}),
     state: view.state,
-    reason: job.reason,
     log_truncated: String(job.logTruncated),
     log_cap_bytes: String(job.logCapBytes),
     ...percentField(job.percent),

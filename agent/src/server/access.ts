@@ -30,10 +30,11 @@ export function subsystemsFor(session: Session, served: readonly ClassContract[]
   return map;
 }
 
-export function authorize(session: Session, contract: ClassContract, actionName: string, access: Access): void {
+/** `subsystem` names the class as the request did (an original alias such as `sysadm/iocage`). */
+export function authorize(session: Session, contract: ClassContract, actionName: string, access: Access, subsystem = subsystemKey(contract)): void {
   if (access === 'none' || access === 'authenticated') return;
   if (session.level === 'full') return;
-  const label = `${subsystemKey(contract)} ${actionName}`;
+  const label = `${subsystem} ${actionName}`;
   switch (access) {
     case 'full':
       throw forbidden(`${label} needs full access`);
@@ -43,7 +44,7 @@ export function authorize(session: Session, contract: ClassContract, actionName:
       if (contract.limitedAccess === null) throw forbidden(`${label} is not available to limited users`);
       return;
     case 'write':
-      if (contract.limitedAccess !== 'read/write') throw forbidden(`${label} needs read/write access to ${subsystemKey(contract)}`);
+      if (contract.limitedAccess !== 'read/write') throw forbidden(`${label} needs read/write access to ${subsystem}`);
       return;
   }
 }

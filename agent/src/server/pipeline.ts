@@ -8,6 +8,7 @@ import { badRequest, HostadmError, notFound, toHostadmError, unauthorized } from
 import { jsonNestingExceeds } from '@hostadm/shared/protocol/json-depth.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import { adminClasses, rpcClasses, eventOperations } from '@hostadm/shared/api/index.ts';
+import { canonicalTarget } from '@hostadm/shared/protocol/original-names.ts';
 import { identify, query } from '@hostadm/shared/api/rpc.ts';
 import type { ClassContract } from '@hostadm/shared/protocol/define.ts';
 import type { ServedClasses } from '../classes/types.ts';
@@ -73,7 +74,8 @@ export class Pipeline {
       session ??= this.currentSession(connection);
     }
     if (session && !(namespace === 'rpc' && isAuthOperation(name))) {
-      const who = { user: session.user, address: connection.address, transport: connection.transport, namespace, name, action };
+      // Audited under the spec's names, whichever spelling the request used.
+      const who = { user: session.user, address: connection.address, transport: connection.transport, ...canonicalTarget(namespace, name), action };
       // Every change and every refusal is a row; a read that succeeded is only counted (audit.ts).
       if (audit.readOnly && reply.name !== 'error') this.services.audit.summarise(who);
       else this.services.audit.record({ ...who, code: reply.name === 'error' ? reply.args.code : 200, detail: audit.detail });
@@ -130,23 +132,26 @@ export class Pipeline {
       return { args: query.reply.parse(subsystemsFor(session, this.servedContracts())), session, action: '' };
     }
 
-    const served = this.served.get(`${req.namespace}/${req.name}`);
-    const contract = served?.contract ?? lookupContract(req.namespace, req.name);
-    if (!contract) throw notFound(`unknown class ${req.namespace}/${req.name}`);
-    if (!served) throw notFound(`${subsystemKey(contract)} is not available on this host (platform ${services.platform.kind})`);
+    // The original's names (`sysadm`, `iocage`, ...) route to the spec's class; messages keep the request's.
+    const target = canonicalTarget(req.namespace, req.name);
+    const label = `${req.namespace}/${req.name}`;
+    const served = this.served.get(`${target.namespace}/${target.name}`);
+    const contract = served?.contract ?? lookupContract(target.namespace, target.name);
+    if (!contract) throw notFound(`unknown class ${label}`);
+    if (!served) throw notFound(`${label} is not available on this host (platform ${services.platform.kind})`);
 
     if (req.args !== null && typeof req.args === 'object' && 'action' in req.args && typeof req.args.action === 'string') {
       noteAction(req.args.action);
     }
-    const { action, rest } = splitAction(req.args, contract);
+    const { action, rest } = splitAction(req.args, contract, label);
     noteAction(action);
     const actionContract = contract.actions[action];
     const handler = served.handlers[action];
     if (!actionContract || !handler) throw new Error(`contract/handler mismatch for ${subsystemKey(contract)} ${action}`);
-    authorize(session, contract, action, actionContract.access);
+    authorize(session, contract, action, actionContract.access, label);
     // `read` and `authenticated` actions change nothing (the contracts give every change `write` or above).
     audit.readOnly = actionContract.access === 'read' || actionContract.access === 'authenticated';
-    const args = parseOrThrow(actionContract.args, rest, `${subsystemKey(contract)} ${action}`);
+    const args = parseOrThrow(actionContract.args, rest, `${label} ${action}`);
     const result = await handler(args, ctx);
     if (services.config.strictReplies) {
       const check = actionContract.reply.safeParse(result);
@@ -212,8 +217,7 @@ function lookupContract(namespace: string, name: string): ClassContract | undefi
 }
 
 /** Separates `action` from the arguments and resolves the original's alternative spellings. */
-function splitAction(args: unknown, contract: ClassContract): { action: string; rest: Record<string, unknown> } {
-  const label = subsystemKey(contract);
+function splitAction(args: unknown, contract: ClassContract, label: string): { action: string; rest: Record<string, unknown> } {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) {
     throw badRequest(`args of ${label} must be an object holding \`action\``, [{ field: 'action', message: 'required' }]);
   }

@@ -1,9 +1,10 @@
 /**
- * The REST transport (a Hono app): `PUT /admin/<class>` and `PUT /rpc/<name>` with the `args` as
+ * The REST transport (a Hono app): `PUT /admin/<class>` (or the original's `/sysadm/<class>`) and `PUT /rpc/<name>` with the `args` as
  * the body, answered with `{"args": ...}` and the error code as the HTTP status. Each call
  * authenticates itself with HTTP Basic or `Authorization: Bearer <token>`.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getConnInfo } from '@hono/node-server/conninfo';
@@ -15,6 +16,7 @@ import type { ReplyEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import type { Connection } from './context.ts';
 import type { Pipeline } from './pipeline.ts';
 import { runAuthOperation } from './auth-ops.ts';
+import { tlsClientKeyOf } from './tls-client-key.ts';
 
 export function createRestApp(pipeline: Pipeline): Hono {
   const { services } = pipeline;
@@ -30,7 +32,7 @@ export function createRestApp(pipeline: Pipeline): Hono {
     }),
   );
 
-  const handle = async (c: Context, namespace: 'admin' | 'rpc') => {
+  const handle = async (c: Context, namespace: 'admin' | 'sysadm' | 'rpc') => {
     const address = getConnInfo(c).remote.address ?? '';
     if (services.blacklist.isBlocked(address)) {
       return errorResponse(c, new HostadmError('TOO_MANY_REQUESTS', 'Too many failed sign-ins from this address; try again later'));
@@ -50,7 +52,8 @@ export function createRestApp(pipeline: Pipeline): Hono {
     // The original accepted a whole envelope as the body too; use its args then.
     if (body && typeof body === 'object' && !Array.isArray(body) && 'args' in body && 'name' in body) body = body.args;
 
-    const connection: Connection = { id: randomUUID(), transport: 'rest', address, token: null };
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    const connection: Connection = { id: randomUUID(), transport: 'rest', address, tlsClientKey: tlsClientKeyOf(incoming?.socket), token: null };
     const name = c.req.param('name') ?? '';
     let signedInForThisCall = false;
     // The auth operations authenticate themselves; a header on them would only mint a throwaway session.
@@ -68,7 +71,10 @@ export function createRestApp(pipeline: Pipeline): Hono {
 
   app.on(['PUT', 'POST'], '/admin/:name', (c) => handle(c, 'admin'));
   app.on(['PUT', 'POST'], '/rpc/:name', (c) => handle(c, 'rpc'));
+  // The original's namespace for the classes (docs/protocol.md, "The original's names").
+  app.on(['PUT', 'POST'], '/sysadm/:name', (c) => handle(c, 'sysadm'));
   app.all('/admin/:name', (c) => methodNotAllowed(c));
+  app.all('/sysadm/:name', (c) => methodNotAllowed(c));
   app.all('/rpc/:name', (c) => methodNotAllowed(c));
   app.notFound((c) => errorResponse(c, new HostadmError('NOT_FOUND', `no such endpoint ${c.req.path}; use PUT /admin/<class> or PUT /rpc/<name>`)));
   app.onError((err, c) => {

@@ -14,9 +14,17 @@ import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import type { Connection } from './context.ts';
 import type { Pipeline } from './pipeline.ts';
 import { isAuthOperation } from './auth-ops.ts';
+import { tlsClientKeyOf } from './tls-client-key.ts';
 
 /** Close codes we send (RFC 6455 range plus application codes). */
 export const CLOSE = { normal: 1000, policy: 1008, tooBig: 1009, tryAgainLater: 1013, idle: 4000, unauthenticated: 4001 } as const;
+
+/**
+ * How long requests that arrived before a client's close frame may take to be answered before the
+ * agent returns the close. The original's own test client sends its sign-in, a request and its close
+ * frame at once and prints the replies; answering the close at once would leave it with nothing.
+ */
+export const PEER_CLOSE_GRACE_MS = 5_000;
 
 export class WebSocketTransport {
   private readonly wss: WebSocketServer;
@@ -70,6 +78,7 @@ export class WebSocketTransport {
       id: randomUUID(),
       transport: 'websocket',
       address: req.socket.remoteAddress ?? '',
+      tlsClientKey: tlsClientKeyOf(req.socket),
       token: null,
       push: (envelope) => {
         if (ws.readyState !== ws.OPEN) return;
@@ -87,9 +96,11 @@ export class WebSocketTransport {
     };
     this.alive.add(ws);
     ws.on('pong', () => this.alive.add(ws));
+    let inFlight = 0;
+    let drained: (() => void) | null = null;
+    answerBeforeClosing(ws, () => (inFlight === 0 ? null : new Promise<void>((resolve) => (drained = resolve))));
     logger.debug({ connection: connection.id, address: connection.address }, 'websocket connected');
 
-    let inFlight = 0;
     let authBarrier: Promise<unknown> = Promise.resolve();
     let idleTimer = setTimeout(() => ws.close(CLOSE.idle, 'idle timeout'), config.idleCloseSeconds * 1000);
     const unauthTimer = setTimeout(() => {
@@ -102,7 +113,7 @@ export class WebSocketTransport {
       const frame = parseJson(rawToString(data));
       if (inFlight >= config.maxInFlightPerConnection) {
         const err = new HostadmError('TOO_MANY_REQUESTS', `more than ${config.maxInFlightPerConnection} requests in flight on this connection`);
-        connection.push?.(errorEnvelope(peekId(frame), 'rpc', err.toArgs()));
+        connection.push?.(errorEnvelope(peekId(frame), peekNamespace(frame), err.toArgs()));
         return;
       }
       inFlight++;
@@ -115,7 +126,9 @@ export class WebSocketTransport {
           if (connection.closeAfterReply) ws.close(connection.closeAfterReply.code, connection.closeAfterReply.reason);
         })
         .catch((err: unknown) => logger.error({ err }, 'unexpected failure handling a frame'))
-        .finally(() => inFlight--);
+        .finally(() => {
+          if (--inFlight === 0) drained?.();
+        });
     });
 
     ws.on('close', () => {
@@ -155,6 +168,34 @@ function parseJson(text: string): unknown {
 /** The id of a frame we refuse without handling it, so the client can still match the error. */
 function peekId(frame: unknown): string {
   return frame && typeof frame === 'object' && 'id' in frame && typeof frame.id === 'string' ? frame.id : '';
+}
+
+/** The namespace to echo in a reply to a frame we refuse without handling it (`rpc` when unreadable). */
+function peekNamespace(frame: unknown): string {
+  return frame && typeof frame === 'object' && 'namespace' in frame && typeof frame.namespace === 'string' ? frame.namespace : 'rpc';
+}
+
+/**
+ * When the peer's close frame arrives, `ws` answers it at once, and replies to the requests that
+ * came before it could no longer be sent. Its answer goes through the socket's own `close()`, so
+ * that call is held here until `pending()` (the requests still being handled) settles, at most
+ * PEER_CLOSE_GRACE_MS. Closes the agent starts itself are not delayed.
+ */
+function answerBeforeClosing(ws: WebSocket, pending: () => Promise<void> | null): void {
+  const closeNow = ws.close.bind(ws);
+  let holding = false;
+  ws.close = (code?: number, reason?: string | Buffer) => {
+    const work = peerSentClose(ws) && !holding ? pending() : null;
+    if (!work) return closeNow(code, reason);
+    holding = true;
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, PEER_CLOSE_GRACE_MS).unref());
+    void Promise.race([work, grace]).then(() => closeNow(code, reason));
+  };
+}
+
+/** Whether the peer's close frame has been received (`ws` keeps this in a field it does not type). */
+function peerSentClose(ws: WebSocket): boolean {
+  return (ws as unknown as { _closeFrameReceived?: boolean })._closeFrameReceived === true;
 }
 
 function peekIsAuth(frame: unknown): boolean {

@@ -42,8 +42,18 @@ export class HostadmRequestError extends HostadmClientError {
   /** True when the SDK refused the arguments itself; nothing was sent. */
   readonly local: boolean;
   readonly target: RequestTarget;
+  /**
+   * What the host did before it failed, under the success reply's keys (for example the
+   * `services_started` of a `services start` that failed for one of the services); `{}` otherwise.
+   */
+  readonly partial: Readonly<Record<string, unknown>>;
 
-  constructor(code: number, message: string, target: RequestTarget, options?: { fieldErrors?: FieldError[]; local?: boolean }) {
+  constructor(
+    code: number,
+    message: string,
+    target: RequestTarget,
+    options?: { fieldErrors?: FieldError[]; local?: boolean; partial?: Record<string, unknown> },
+  ) {
     super(message);
     this.name = 'HostadmRequestError';
     this.code = code;
@@ -51,6 +61,7 @@ export class HostadmRequestError extends HostadmClientError {
     this.fieldErrors = options?.fieldErrors ?? [];
     this.local = options?.local ?? false;
     this.target = target;
+    this.partial = options?.partial ?? {};
   }
 
   /** 401: not signed in, a failed sign-in, or the session expired. */

@@ -39,11 +39,11 @@ export const runJobEvent = z
     cmd_list: z.array(z.string()).describe('The job\'s commands'),
     log: str('Finished: the whole (capped) log; running: the output since the previous event'),
     proc_id: str('Job id'),
-    success: z.enum(['true', 'false']).describe('Whether every command succeeded (`false` while running)'),
+    success: z.enum(['true', 'false']).optional().describe('Completion events only: whether every command succeeded'),
     time_started: str('ISO 8601 start time'),
-    time_finished: str('ISO 8601 end time; empty while running'),
+    time_finished: str('Completion events only: ISO 8601 end time').optional(),
     state: z.enum(['running', 'finished']).describe('Progress (`running`) or completion (`finished`)'),
-    reason: str('Why the job ended early; empty otherwise'),
+    reason: str('Completion events only: why the job ended early; empty otherwise').optional(),
     log_truncated: z.enum(['true', 'false']).describe('Whether the log hit its size cap (the cap is in `log_cap_bytes`)'),
     log_cap_bytes: str('The log size cap in bytes'),
     percent_done: str('`<n>%` when the work reports progress').optional(),
@@ -54,7 +54,7 @@ export const runJobEvent = z
 export const processDetails = z
   .object({
     time_started: str('ISO 8601 start time'),
-    time_finished: str('ISO 8601 end time; empty while running'),
+    time_finished: str('Completion events only: ISO 8601 end time').optional(),
     cmd_list: z.array(z.string()).describe('The commands of the operation'),
     process_id: str('Job id'),
     state: z.enum(['running', 'finished']).describe('Job state'),
@@ -83,8 +83,8 @@ export const dispatcher = defineClass({
       args: z.strictObject({}),
       reply: z.object({
         jobs: z
-          .partialRecord(z.enum(QUEUES).describe('Queue name'), keyedBy('Job id', jobRecord, 'Jobs of that queue'))
-          .describe('Queues holding job records keyed by job id; empty queues are left out'),
+          .record(z.enum(QUEUES).describe('Queue name'), keyedBy('Job id', jobRecord, 'Jobs of that queue'))
+          .describe('The three queues (`no_queue`, `pkg_queue`, `jail_queue`, an empty one as `{}`) holding job records keyed by job id'),
       }),
       access: 'read',
     }),

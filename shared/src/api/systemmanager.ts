@@ -71,7 +71,7 @@ export const processRecord = z
 
 /**
  * Battery (`batteryinfo`).
- * spec: not shown — chosen: the original's names `level` (charge percent 1 to 99, string), `status`
+ * spec: not shown — chosen: the original's names `level` (charge percent 1 to 99, string; absent when unknown), `status`
  * (`offline`, `charging`, `on backup`, `unknown`) and `timeleft` (seconds as a string, `-1` when unknown).
  */
 export const batteryRecord = z
@@ -80,7 +80,7 @@ export const batteryRecord = z
     z
       .object({
         battery: z.literal('true').describe('A battery exists'),
-        level: str('Charge percentage, 1 to 99 (`-1` when unknown)'),
+        level: str('Charge percentage, 1 to 99 (a full battery reads 99); absent when the host cannot tell').optional(),
         status: z.enum(BATTERY_STATUSES).describe('`offline`, `charging`, `on backup` or `unknown`'),
         timeleft: str('Estimated seconds left (`-1` when unknown)'),
       })

@@ -42,23 +42,35 @@ export interface FieldError {
   message: string;
 }
 
-/** The `args` of an error envelope. `errors` is present only on 400 replies about fields. */
+/**
+ * The `args` of an error envelope. `errors` is present only on 400 replies about fields. Other keys
+ * are what a failure that did part of its work reports under the success reply's names (the
+ * `services_started` of a start that failed for one service), so a client still learns what was done.
+ */
 export interface ErrorArgs {
   code: ErrorCode;
   message: string;
   errors?: FieldError[];
+  [partial: string]: unknown;
 }
 
 /** The one error class thrown on purpose in every layer. */
 export class HostadmError extends Error {
   readonly code: ErrorCodeName;
   readonly fieldErrors: FieldError[];
+  /** What was done before the failure, under the success reply's keys (never code, message or errors). */
+  readonly partial: Readonly<Record<string, unknown>>;
 
-  constructor(code: ErrorCodeName, message?: string, options?: { fieldErrors?: FieldError[]; cause?: unknown }) {
+  constructor(
+    code: ErrorCodeName,
+    message?: string,
+    options?: { fieldErrors?: FieldError[]; cause?: unknown; partial?: Record<string, unknown> },
+  ) {
     super(message ?? ERROR_MESSAGES[code], options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'HostadmError';
     this.code = code;
     this.fieldErrors = options?.fieldErrors ?? [];
+    this.partial = options?.partial ?? {};
   }
 
   get status(): ErrorCode {
@@ -68,7 +80,7 @@ export class HostadmError extends Error {
   toArgs(): ErrorArgs {
     // The spec fixes the 401 body to exactly {code, message:"Unauthorized"}: never leak a reason there.
     if (this.code === 'UNAUTHORIZED') return { code: 401, message: ERROR_MESSAGES.UNAUTHORIZED };
-    const args: ErrorArgs = { code: this.status, message: capMessage(this.message) };
+    const args: ErrorArgs = { ...this.partial, code: this.status, message: capMessage(this.message) };
     if (this.fieldErrors.length > 0) args.errors = capFieldErrors(this.fieldErrors);
     return args;
   }

@@ -145,7 +145,8 @@ export class RequestCorrelator {
     const code = typeof args.code === 'number' ? args.code : Number(args.code) || 500;
     const message = typeof args.message === 'string' ? args.message : 'error';
     const fieldErrors = Array.isArray(args.errors) ? (args.errors as FieldError[]) : [];
-    entry.reject(new HostadmRequestError(code, message, entry.target, { fieldErrors }));
+    const { code: _code, message: _message, errors: _errors, ...partial } = args;
+    entry.reject(new HostadmRequestError(code, message, entry.target, { fieldErrors, partial }));
     return true;
   }
 
