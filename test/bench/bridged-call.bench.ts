@@ -5,6 +5,10 @@
  * in), the call, exit. Reported: the median (and p90) from spawn to exit, and the same for
  * `hostadm --version` so the part the bridge and the host add can be read off.
  *
+ * On loopback one relayed round trip (the auth_token resume a bridged call no longer sends) is a few
+ * milliseconds, below this figure's run-to-run spread on a shared machine (±20 ms): compare medians of
+ * several runs, alternating the builds compared.
+ *
  * Run: node test/bench/bridged-call.bench.ts [iterations]   (or `npm run bench bridged-call`)
  */
 import { spawn } from 'node:child_process';
