@@ -95,7 +95,7 @@ test('a password sign-in inside the channel crosses the bridge sealed: not in an
     reconnect: false,
   });
   t.after(() => second.close());
-  assert.equal(second.session?.method, 'token', 'resumed from the channel\'s key proof');
+  assert.equal(second.session?.method, 'key', 'signed in by the channel\'s key proof alone');
   assert.ok((await second.admin.systemmanager.memorystats()).memorystats);
   const hosts = await listBridgeHosts({ bridgeUrl: bridge.url, key: keyPems(key), webSocket: NodeWebSocket });
   assert.deepEqual(hosts.map((h) => [h.nickname, h.access]), [['web1', 'key']]);

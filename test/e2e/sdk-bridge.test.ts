@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { agentFor, clientFor } from '../helpers/agent.ts';
 import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
 import { startTestBridge, until } from '../bridge/helpers.ts';
-import { bridgeTransport, connect, ConnectionError, NodeWebSocket, type HostadmClient, type HostadmEvent } from '../../client/sdk/src/node.ts';
+import { bridgeTransport, connect, ConnectionError, NodeWebSocket, type HostadmClient, type HostadmEvent, type TransportFactory } from '../../client/sdk/src/node.ts';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -99,6 +99,35 @@ test('the SDK through the bridge: typed call, event, queued job, first-use pin t
     connect({ transport: bridgeTransport({ bridgeUrl: bridge.url, host: { name: 'nosuchhost' }, key: keyPems(key), pinnedHostKey: seen!.hostKey, webSocket: NodeWebSocket }), reconnect: false, connectTimeoutMs: 60_000 }),
     (e: unknown) => e instanceof ConnectionError && /nosuchhost is not online/.test(e.message) && /may reach: simhost \(SHA256:/.test(e.message),
   );
+});
+
+test("the channel's key proof is the sign-in: the client sends no auth_token and keeps the host's token and ttl", async (t) => {
+  const { bridge, agent, key } = await setup(t);
+  const inner = bridgeTransport({
+    bridgeUrl: bridge.url,
+    host: { name: 'simhost' },
+    key: keyPems(key),
+    joinToken: await bridge.token('client'),
+    pinnedHostKey: agent.services.hostKey.publicRaw,
+    webSocket: NodeWebSocket,
+  });
+  const sent: string[] = [];
+  // The same transport, noting the name of every envelope the client sends on the channel.
+  const recording: TransportFactory = {
+    description: inner.description,
+    async open(handlers, options) {
+      const transport = await inner.open(handlers, options);
+      return { ...transport, send: (text) => (sent.push((JSON.parse(text) as { name: string }).name), transport.send(text)) };
+    },
+  };
+  const client = await connect({ transport: recording, reconnect: false });
+  t.after(() => client.close());
+  const session = client.session!;
+  assert.equal(session.method, 'key');
+  assert.equal(session.ttlSeconds, agent.services.config.tokenTtlSeconds, "the host's ttl, as its C2 reply gave it");
+  assert.equal(agent.services.sessions.lookup(session.token)?.user, 'admin', 'the token is the session the host opened for the key');
+  assert.ok((await client.admin.systemmanager.memorystats()).memorystats, 'the first call is served in the session C2 opened');
+  assert.deepEqual(sent, ['systemmanager'], 'nothing but the call went over the channel: no auth_token');
 });
 
 test('the SDK client comes back after the bridge restarts', async (t) => {

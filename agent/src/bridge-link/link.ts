@@ -10,6 +10,10 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { hostKeyFromPem, type HostKey as ChannelHostKey } from '@hostadm/shared/crypto/index.ts';
 import { isChallengeShaped, signedMessage } from '@hostadm/shared/crypto/signed-messages.ts';
+import { backoffDelay } from '@hostadm/shared/net/backoff.ts';
+import { Heartbeat } from '@hostadm/shared/net/heartbeat.ts';
+import { bridgeRequestOf } from '@hostadm/shared/protocol/bridge-requests.ts';
+import { isReply, parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import type { Pipeline } from '../server/pipeline.ts';
 import { RelayedClients } from './relayed-clients.ts';
@@ -25,21 +29,25 @@ export interface BridgeLinkOptions {
   maxDelayMs?: number;
 }
 
-type LinkState = 'connecting' | 'identifying' | 'enrolling' | 'signing-in' | 'ready' | 'stopped';
+/**
+ * The link's states, in order: connecting → identifying (the bridge asks who we are) → enrolling
+ * (once, with a join token) → signing-in (asked for a test string) → proving (the signature sent) →
+ * ready (relaying; the bridge asks for the key list) → connecting again after a drop; stopped is final.
+ * A reply is taken only in the state that sent its request, and only with that request's id.
+ */
+export type LinkState = 'connecting' | 'identifying' | 'enrolling' | 'signing-in' | 'proving' | 'ready' | 'stopped';
 
-interface Envelope {
-  id?: unknown;
-  name?: unknown;
-  namespace?: unknown;
-  args?: unknown;
-}
+/** The id of the one request each waiting state has in flight (the wire's ids, fixed since the first release). */
+const REQUEST_ID = { enrolling: 'agent-enroll', 'signing-in': 'agent-auth-1', proving: 'agent-auth-2' } as const;
+type WaitingState = keyof typeof REQUEST_ID;
+
+const isWaiting = (state: LinkState): state is WaitingState => state in REQUEST_ID;
 
 const HEARTBEAT_MS = 20_000;
 
-/** The wait before reconnect attempt `attempt` (0-based); see `scheduleReconnect`. */
+/** The wait before reconnect attempt `attempt` (0-based): at once, then jittered exponential backoff (shared/src/net/backoff.ts). */
 export function reconnectDelay(attempt: number, minMs: number, maxMs: number, random: () => number = Math.random): number {
-  if (attempt === 0) return random() * 250;
-  return Math.min(maxMs, minMs * 2 ** (attempt - 1)) * (0.5 + random());
+  return backoffDelay(attempt, { initialMs: minMs, maxMs }, random);
 }
 
 export class BridgeLink {
@@ -49,8 +57,7 @@ export class BridgeLink {
   private state: LinkState = 'connecting';
   private attempt = 0;
   private timer: NodeJS.Timeout | null = null;
-  private heartbeat: NodeJS.Timeout | null = null;
-  private alive = true;
+  private heartbeat: Heartbeat | null = null;
   private channelHostKey: Promise<ChannelHostKey> | null = null;
   private stopKeyWatch: (() => void) | null = null;
   private readyWaiters: Array<() => void> = [];
@@ -91,7 +98,7 @@ export class BridgeLink {
     this.state = 'stopped';
     this.stopKeyWatch?.();
     if (this.timer) clearTimeout(this.timer);
-    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat?.stop();
     this.clients.dropAll();
     const ws = this.ws;
     this.ws = null;
@@ -122,29 +129,22 @@ export class BridgeLink {
     this.ws = ws;
     ws.on('open', () => {
       this.state = 'identifying';
-      this.alive = true;
-      this.heartbeat = setInterval(() => {
-        if (!this.alive) {
-          ws.terminate();
-          return;
-        }
-        this.alive = false;
-        ws.ping();
-      }, HEARTBEAT_MS);
-      this.heartbeat.unref();
+      this.heartbeat = new Heartbeat(ws, HEARTBEAT_MS);
       this.log.info({ bridge: this.options.url }, 'connected to bridge');
     });
-    ws.on('pong', () => (this.alive = true));
+    ws.on('pong', () => this.heartbeat?.seen());
     ws.on('message', (data: WebSocket.RawData) => {
-      this.alive = true;
+      this.heartbeat?.seen();
       const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString('utf8');
       void this.onFrame(text).catch((err: unknown) => this.log.error({ err }, 'bridge frame failed'));
     });
     ws.on('close', (code, reason) => {
-      if (this.heartbeat) clearInterval(this.heartbeat);
+      if (this.ws !== ws) return; // an old socket, already replaced
+      this.heartbeat?.stop();
       this.clients.dropAll();
-      if (this.ws === ws) this.ws = null;
+      this.ws = null;
       if (this.state === 'stopped') return;
+      this.state = 'connecting';
       this.log.warn({ code, reason: reason.toString() }, 'bridge connection closed; reconnecting');
       this.scheduleReconnect();
     });
@@ -153,8 +153,8 @@ export class BridgeLink {
 
   /**
    * The first retry comes at once (0–250 ms: a bridge that restarted is usually back by then), the next
-   * ones with jittered exponential backoff, 0.5–1.5 × min(max, min · 2^(attempt−1)), capped at 10 s so an
-   * agent is never long away from a bridge that came back; the jitter spreads many agents' retries.
+   * ones with jittered exponential backoff capped at 10 s, so an agent is never long away from a bridge
+   * that came back; the jitter spreads many agents' retries.
    */
   private scheduleReconnect(): void {
     const min = this.options.minDelayMs ?? 500;
@@ -175,7 +175,7 @@ export class BridgeLink {
     ws.send(text);
   }
 
-  private send(envelope: Envelope): void {
+  private send(envelope: WireEnvelope): void {
     this.sendRaw(JSON.stringify(envelope));
   }
 
@@ -186,79 +186,84 @@ export class BridgeLink {
       await this.clients.handle(text.slice(0, newline), text.slice(newline + 1));
       return;
     }
-    const env = JSON.parse(text) as Envelope;
-    const id = typeof env.id === 'string' ? env.id : '';
-    if (env.namespace === 'rpc' && env.name === 'identify') {
+    const env = parseEnvelope(text);
+    if (!env) return;
+    if (isReply(env)) return this.onReply(env);
+    if (env.namespace === 'events' && env.name === 'event') return this.onBridgeEvent(env.args);
+    const request = bridgeRequestOf(env);
+    if (request === 'identify' && this.state === 'identifying') {
       const { services } = this.options.pipeline;
       this.send({
-        id,
+        id: env.id,
         name: 'response',
         namespace: 'rpc',
         args: { type: 'server', hostname: await services.platform.hostname(), host_key: services.hostKey.publicRaw, host_key_fingerprint: services.hostKey.fingerprint },
       });
       this.afterIdentify();
-      return;
+    } else if (request === 'list-keys' && this.state === 'ready') {
+      this.send({ id: env.id, name: 'response', namespace: 'rpc', args: this.keyList() });
     }
-    if (env.namespace === 'rpc' && env.name === 'settings') {
-      this.send({ id, name: 'response', namespace: 'rpc', args: this.keyList() });
-      return;
-    }
-    if (env.namespace === 'events' && env.name === 'event') {
-      this.onBridgeEvent(env.args);
-      return;
-    }
-    if (env.name === 'response' || env.name === 'error') this.onReply(id, env);
+    // Anything else the bridge might send is not a request the agent serves on this link.
   }
 
   private afterIdentify(): void {
     if (this.state !== 'identifying') return;
     if (this.options.joinToken && !this.enrolled()) {
-      this.state = 'enrolling';
       const { hostKey } = this.options.pipeline.services;
       const spkiPem = createPublicKey(hostKey.privateKey).export({ type: 'spki', format: 'pem' }).toString();
-      this.send({
-        id: 'agent-enroll',
-        name: 'bridge_enroll',
-        namespace: 'rpc',
-        args: { token: this.options.joinToken, pub_key: Buffer.from(spkiPem).toString('base64'), nickname: this.options.nickname ?? '' },
-      });
+      this.request('enrolling', 'bridge_enroll', { token: this.options.joinToken, pub_key: Buffer.from(spkiPem).toString('base64'), nickname: this.options.nickname ?? '' });
       return;
     }
-    this.signIn();
+    this.request('signing-in', 'auth_ssl', '');
   }
 
-  private signIn(): void {
-    this.state = 'signing-in';
-    this.send({ id: 'agent-auth-1', name: 'auth_ssl', namespace: 'rpc', args: '' });
+  /** Enters a waiting state and sends the one request it waits for. */
+  private request(state: WaitingState, name: string, args: unknown): void {
+    this.state = state;
+    this.send({ id: REQUEST_ID[state], name, namespace: 'rpc', args });
   }
 
-  private onReply(id: string, env: Envelope): void {
+  /** A reply: taken only when it answers the request of the state the link is in. */
+  private onReply(env: WireEnvelope): void {
+    const state = this.state;
+    if (!isWaiting(state) || env.id !== REQUEST_ID[state]) {
+      if (env.name === 'error') this.log.warn({ state, id: env.id, error: env.args }, 'the bridge refused a request of the agent');
+      return;
+    }
     if (env.name === 'error') {
-      this.log.error({ id, error: env.args }, 'the bridge refused the agent');
-      if (this.state === 'enrolling' || this.state === 'signing-in') this.ws?.close(1000, 'sign-in refused');
+      this.log.error({ state, error: env.args }, 'the bridge refused the agent');
+      this.ws?.close(1000, 'sign-in refused');
       return;
     }
-    if (id === 'agent-enroll') {
-      writeFileSync(this.enrollmentFile(), JSON.stringify({ url: this.options.url, registered: env.args }), { mode: 0o600 });
-      this.signIn();
-    } else if (id === 'agent-auth-1') {
-      const testString = (env.args as { test_string?: unknown }).test_string;
-      // The host key also signs channel handshakes: it signs only label ‖ a test string of the shape
-      // bridges issue, never bytes the bridge chose freely (docs/protocol.md "Signatures").
-      if (typeof testString !== 'string' || !isChallengeShaped('bridge-signin', testString)) {
-        this.log.error({ bridge: this.options.url }, 'the bridge sent a sign-in test string that is not 32 letters and digits; refusing to sign it');
-        this.ws?.close(1008, 'malformed sign-in challenge');
+    switch (state) {
+      case 'enrolling':
+        writeFileSync(this.enrollmentFile(), JSON.stringify({ url: this.options.url, registered: env.args }), { mode: 0o600 });
+        this.request('signing-in', 'auth_ssl', '');
         return;
-      }
-      const message = signedMessage('bridge-signin', testString);
-      const signature = sign(null, Buffer.from(message), this.options.pipeline.services.hostKey.privateKey).toString('base64');
-      this.send({ id: 'agent-auth-2', name: 'auth_ssl', namespace: 'rpc', args: { signature } });
-    } else if (id === 'agent-auth-2') {
-      this.state = 'ready';
-      this.attempt = 0;
-      this.log.info({ bridge: this.options.url }, 'signed in to bridge');
-      for (const resolve of this.readyWaiters.splice(0)) resolve();
+      case 'signing-in':
+        this.proveKey(env.args);
+        return;
+      case 'proving':
+        this.state = 'ready';
+        this.attempt = 0;
+        this.log.info({ bridge: this.options.url }, 'signed in to bridge');
+        for (const resolve of this.readyWaiters.splice(0)) resolve();
+        return;
     }
+  }
+
+  private proveKey(args: unknown): void {
+    const testString = typeof args === 'object' && args !== null ? (args as { test_string?: unknown }).test_string : undefined;
+    // The host key also signs channel handshakes: it signs only label ‖ a test string of the shape
+    // bridges issue, never bytes the bridge chose freely (docs/protocol.md "Signatures").
+    if (typeof testString !== 'string' || !isChallengeShaped('bridge-signin', testString)) {
+      this.log.error({ bridge: this.options.url }, 'the bridge sent a sign-in test string that is not 32 letters and digits; refusing to sign it');
+      this.ws?.close(1008, 'malformed sign-in challenge');
+      return;
+    }
+    const message = signedMessage('bridge-signin', testString);
+    const signature = sign(null, Buffer.from(message), this.options.pipeline.services.hostKey.privateKey).toString('base64');
+    this.request('proving', 'auth_ssl', { signature });
   }
 
   private onBridgeEvent(args: unknown): void {

@@ -4,7 +4,7 @@
  * direct client. Nothing but `identify` and the channel's C1 is accepted in plain.
  */
 import { answerClientHandshake, ChannelError, channelClosedNotice, HandshakeError, MAX_SEALED_PLAINTEXT_BYTES, type HostKey, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
-import { errorEnvelope, responseEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { errorEnvelope, readEnvelope, responseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { badRequest, HostadmError, toHostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { Connection } from '../server/context.ts';
 import type { Pipeline } from '../server/pipeline.ts';
@@ -87,19 +87,20 @@ export class RelayedClients {
   }
 
   private async handlePlain(clientId: string, body: string): Promise<void> {
-    let request: { id?: unknown; name?: unknown; namespace?: unknown; args?: unknown };
+    let value: unknown;
     try {
-      request = JSON.parse(body) as typeof request;
+      value = JSON.parse(body);
     } catch {
       return; // not ours to answer: plain frames are only identify and C1
     }
-    const id = typeof request.id === 'string' ? request.id : '';
+    const request = readEnvelope(value);
+    const id = request?.id ?? '';
     const reply = (payload: unknown) => this.options.send(clientId, JSON.stringify(payload));
-    if (request.namespace === 'rpc' && request.name === 'identify') {
-      reply(await this.options.pipeline.handle(this.connectionFor(clientId).connection, request));
+    if (request?.namespace === 'rpc' && request.name === 'identify') {
+      reply(await this.options.pipeline.handle(this.connectionFor(clientId).connection, value));
       return;
     }
-    if (request.namespace !== 'rpc' || request.name !== 'auth_ssl') {
+    if (request?.namespace !== 'rpc' || request.name !== 'auth_ssl') {
       reply(errorEnvelope(id, 'rpc', { code: 401, message: 'Unauthorized' }));
       return;
     }
@@ -159,9 +160,9 @@ export class RelayedClients {
 
   private async handleSealed(client: RelayedClient, frame: string): Promise<void> {
     const channel = client.channel as SecureChannel;
-    let envelope: { id?: unknown; name?: unknown; namespace?: unknown; args?: unknown };
+    let value: unknown;
     try {
-      envelope = JSON.parse(await channel.open(frame)) as typeof envelope;
+      value = JSON.parse(await channel.open(frame));
     } catch (err) {
       // Replay, gap, tampering or garbage: this channel is dead, and so is its session.
       const reason = err instanceof ChannelError ? err.reason : 'malformed';
@@ -170,20 +171,22 @@ export class RelayedClients {
       this.options.send(client.clientId, channelClosedNotice(reason));
       return;
     }
-    const id = typeof envelope.id === 'string' ? envelope.id : '';
     if (client.pending) {
-      await this.verifyC2(client, id, envelope);
+      await this.verifyC2(client, readEnvelope(value));
       return;
     }
-    const reply = await this.options.pipeline.handle(client.connection, envelope);
+    // The pipeline reads the request itself, answering a malformed one with its field errors.
+    const reply = await this.options.pipeline.handle(client.connection, value);
     this.sendSealed(client, reply);
   }
 
-  private async verifyC2(client: RelayedClient, id: string, envelope: { name?: unknown; namespace?: unknown; args?: unknown }): Promise<void> {
+  private async verifyC2(client: RelayedClient, envelope: WireEnvelope | null): Promise<void> {
+    const id = envelope?.id ?? '';
     const pending = client.pending as NonNullable<RelayedClient['pending']>;
     client.pending = null; // C2 is accepted once, right or wrong
     const { services } = this.options.pipeline;
     const ok =
+      envelope !== null &&
       envelope.namespace === 'rpc' &&
       envelope.name === 'auth_ssl' &&
       services.clock.now() <= pending.deadline &&

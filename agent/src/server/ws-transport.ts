@@ -11,6 +11,7 @@ import { errorEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import { jsonNestingExceeds } from '@hostadm/shared/protocol/json-depth.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
+import { Heartbeat } from '@hostadm/shared/net/heartbeat.ts';
 import type { Connection } from './context.ts';
 import type { Pipeline } from './pipeline.ts';
 import { isAuthOperation } from './auth-ops.ts';
@@ -26,11 +27,11 @@ export const CLOSE = { normal: 1000, policy: 1008, tooBig: 1009, tryAgainLater: 
  */
 export const PEER_CLOSE_GRACE_MS = 5_000;
 
+const HEARTBEAT_MS = 30_000;
+
 export class WebSocketTransport {
   private readonly wss: WebSocketServer;
   private readonly pipeline: Pipeline;
-  private readonly heartbeat: NodeJS.Timeout;
-  private readonly alive = new WeakSet<WebSocket>();
   /** Open sockets per remote address, counted from the upgrade request to the socket's close. */
   private readonly perAddress = new Map<string, number>();
 
@@ -39,18 +40,6 @@ export class WebSocketTransport {
     // maxPayload makes ws refuse an oversized frame from its header, before buffering the payload.
     this.wss = new WebSocketServer({ noServer: true, maxPayload: pipeline.services.config.maxFrameBytes });
     this.wss.on('connection', (ws: WebSocket, req: IncomingMessage) => this.accept(ws, req));
-    // Dead peers (no pong within a period) are dropped so their sessions' sockets do not linger.
-    this.heartbeat = setInterval(() => {
-      for (const ws of this.wss.clients) {
-        if (!this.alive.has(ws)) {
-          ws.terminate();
-          continue;
-        }
-        this.alive.delete(ws);
-        ws.ping();
-      }
-    }, 30_000);
-    this.heartbeat.unref();
   }
 
   /** Called from the HTTP server's `upgrade` event. */
@@ -94,8 +83,9 @@ export class WebSocketTransport {
       },
       close: (code, reason) => ws.close(code, reason),
     };
-    this.alive.add(ws);
-    ws.on('pong', () => this.alive.add(ws));
+    // Dead peers (no pong or frame within a period) are dropped so their sessions' sockets do not linger.
+    const heartbeat = new Heartbeat(ws, HEARTBEAT_MS);
+    ws.on('pong', () => heartbeat.seen());
     let inFlight = 0;
     let drained: (() => void) | null = null;
     answerBeforeClosing(ws, () => (inFlight === 0 ? null : new Promise<void>((resolve) => (drained = resolve))));
@@ -108,6 +98,7 @@ export class WebSocketTransport {
     }, config.unauthenticatedCloseSeconds * 1000);
 
     ws.on('message', (data: RawData) => {
+      heartbeat.seen();
       clearTimeout(idleTimer);
       idleTimer = setTimeout(() => ws.close(CLOSE.idle, 'idle timeout'), config.idleCloseSeconds * 1000);
       const frame = parseJson(rawToString(data));
@@ -132,6 +123,7 @@ export class WebSocketTransport {
     });
 
     ws.on('close', () => {
+      heartbeat.stop();
       clearTimeout(idleTimer);
       clearTimeout(unauthTimer);
       services.events.drop(connection.id);
@@ -142,7 +134,6 @@ export class WebSocketTransport {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.heartbeat);
     for (const ws of this.wss.clients) ws.close(1001, 'agent shutting down');
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }

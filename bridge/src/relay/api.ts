@@ -8,7 +8,8 @@
  */
 import { z } from 'zod';
 import { authSslArgs } from '@hostadm/shared/api/rpc.ts';
-import { errorEnvelope, responseEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { BRIDGE_IDENT_ID, BRIDGE_LIST_KEYS_ID, BRIDGE_LIST_KEYS_REQUEST } from '@hostadm/shared/protocol/bridge-requests.ts';
+import { errorEnvelope, parseEnvelope, responseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { jsonNestingExceeds } from '@hostadm/shared/protocol/json-depth.ts';
 import { badRequest, HostadmError, unauthorized } from '@hostadm/shared/protocol/errors.ts';
 import { fieldErrors, summarizeFieldErrors } from '@hostadm/shared/protocol/field-errors.ts';
@@ -38,9 +39,7 @@ export interface ApiHost {
   isExempt(address: string): boolean;
 }
 
-export const IDENT_ID = 'bridge_request_ident';
-export const LIST_KEYS_ID = 'bridge_request_list_keys';
-const LIST_KEYS_REQUEST = JSON.stringify({ id: LIST_KEYS_ID, name: 'settings', namespace: 'rpc', args: { action: 'list_ssl_checksums' } });
+const LIST_KEYS_REQUEST = JSON.stringify(BRIDGE_LIST_KEYS_REQUEST);
 
 const identifyReply = z.object({
   type: z.enum(['server', 'client']).describe('server = an agent, client = a client'),
@@ -68,13 +67,6 @@ const md5List = z.object({
 
 /** What a peer lists: its md5_keys and, for a first sign-in by password, the reach fields. */
 export type KeyList = z.infer<typeof md5List>;
-
-interface Envelope {
-  id: string;
-  name: string;
-  namespace: string;
-  args: unknown;
-}
 
 /** A handler's answer, and what to do once it is sent. */
 interface Outcome {
@@ -132,7 +124,8 @@ export class BridgeApi {
       return;
     }
     const env = parseEnvelope(text);
-    if (!env) {
+    // Ids and namespaces are quoted back in replies and logs: never long.
+    if (!env || env.id.length > 256 || env.namespace.length > 64) {
       this.host.send(peer, errorEnvelope('', 'rpc', badRequest('not a JSON request envelope {id, name, namespace, args}').toArgs()));
       return;
     }
@@ -152,7 +145,7 @@ export class BridgeApi {
     outcome.after?.();
   }
 
-  private async call(peer: Peer, env: Envelope): Promise<Outcome> {
+  private async call(peer: Peer, env: WireEnvelope): Promise<Outcome> {
     if (env.namespace !== 'rpc') throw new HostadmError('NOT_FOUND', `the bridge serves only rpc calls (got ${clip(env.namespace)}/${clip(env.name)})`);
     switch (env.name) {
       case 'identify':
@@ -173,8 +166,8 @@ export class BridgeApi {
   }
 
   /** Replies to the bridge's own requests. Anything else named response/error is ignored. */
-  private onReply(peer: Peer, env: Envelope): void {
-    if (env.id === IDENT_ID) {
+  private onReply(peer: Peer, env: WireEnvelope): void {
+    if (env.id === BRIDGE_IDENT_ID) {
       if (peer.state !== 'identifying') return;
       const parsed = env.name === 'response' ? identifyReply.safeParse(env.args) : null;
       if (!parsed?.success) {
@@ -184,7 +177,7 @@ export class BridgeApi {
       this.host.identified(peer, parsed.data.type === 'server' ? 'agent' : 'client', parsed.data.hostname);
       return;
     }
-    if (env.id === LIST_KEYS_ID && peer.state === 'signed-in') {
+    if (env.id === BRIDGE_LIST_KEYS_ID && peer.state === 'signed-in') {
       const parsed = env.name === 'response' ? md5List.safeParse(env.args) : null;
       if (env.name === 'response' && !parsed?.success) this.host.logger.warn({ peer: peer.id }, 'list_ssl_checksums reply malformed: matching nothing');
       this.host.setKeys(peer, parsed?.success ? parsed.data : { md5_keys: [] });
@@ -324,18 +317,4 @@ function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, what: stri
 /** A peer-supplied name as quoted back in an error message: never long. */
 function clip(text: string): string {
   return text.length > 64 ? `${text.slice(0, 64)}…` : text;
-}
-
-function parseEnvelope(text: string): Envelope | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return null;
-  const v = value as Record<string, unknown>;
-  const id = typeof v.id === 'string' ? v.id : typeof v.id === 'number' ? String(v.id) : v.id === undefined ? '' : null;
-  if (id === null || id.length > 256 || typeof v.name !== 'string' || typeof v.namespace !== 'string' || v.namespace.length > 64) return null;
-  return { id, name: v.name, namespace: v.namespace, args: v.args };
 }

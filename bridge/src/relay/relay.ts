@@ -14,6 +14,7 @@
  * 4. `POST /admin/revoke` → `relay.revoke(ref)`; `GET /metrics` → `relay.snapshot()`.
  */
 import { eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { BRIDGE_IDENT_REQUEST } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { BridgeApi, type ApiHost, type KeyList } from './api.ts';
 import { CLOSE, relayConfig, type DropReason, type RelayConfig, type RelayConfigOverrides } from './config.ts';
 import { allocateZeroed, encodeHeader, frameBytes, frameText, headerEnd, headerText, isApiFrame, rewrite, sameHeader, type Allocate, type Frame } from './frames.ts';
@@ -431,7 +432,7 @@ export class Relay implements ApiHost {
 
 const NON_ASCII = /[^\x00-\x7f]/;
 
-const IDENTIFY_REQUEST = JSON.stringify({ id: 'bridge_request_ident', name: 'identify', namespace: 'rpc', args: '' });
+const IDENTIFY_REQUEST = JSON.stringify(BRIDGE_IDENT_REQUEST);
 
 export function isLoopback(address: string): boolean {
   const a = address.replace(/^::ffff:/i, '');

@@ -11,6 +11,8 @@
  * Runtime-neutral (WebCrypto only); the WebSocket constructor is passed in or taken from globalThis.
  */
 import { md5Key, spkiDerFromPem, spkiPemFromDer } from '@hostadm/shared/crypto/index.ts';
+import { bridgeRequestOf } from '@hostadm/shared/protocol/bridge-requests.ts';
+import { isReply, parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { ConnectionError, HostadmRequestError } from './errors.ts';
 import { signChallenge, textToBase64 } from './key-auth.ts';
 import { peerLabel, relayUrl, type AnnouncedPeer } from './bridge-hosts.ts';
@@ -37,13 +39,6 @@ export interface BridgeSessionOptions {
 
 export type BridgeSessionState = 'connecting' | 'identifying' | 'enrolling' | 'signing-in' | 'listing' | 'ready' | 'closed';
 
-interface Envelope {
-  id?: string;
-  name?: string;
-  namespace?: string;
-  args?: unknown;
-}
-
 const OPEN = 1;
 /** Closing waits this long for the bridge's close frame, then drops the socket (Node's ws waits ~10 s). */
 const CLOSE_GRACE_MS = 1000;
@@ -56,7 +51,7 @@ export function messageOf(cause: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
 }
 
-export function errorText(env: Envelope): string {
+export function errorText(env: WireEnvelope): string {
   if (isRecord(env.args)) {
     const code = env.args.code;
     const message = env.args.message;
@@ -66,7 +61,7 @@ export function errorText(env: Envelope): string {
 }
 
 /** A refusal envelope as the error it is, kept as the ConnectionError's cause so its code is not lost (401: sign-in refused). */
-export function refusal(env: Envelope, name: string): HostadmRequestError | undefined {
+export function refusal(env: WireEnvelope, name: string): HostadmRequestError | undefined {
   if (env.name !== 'error' || !isRecord(env.args) || typeof env.args.code !== 'number') return undefined;
   return new HostadmRequestError(env.args.code, typeof env.args.message === 'string' ? env.args.message : errorText(env), { namespace: 'rpc', name });
 }
@@ -95,7 +90,7 @@ export class BridgeSession {
 
   private readonly options: BridgeSessionOptions;
   private readonly socket: WebSocketLike;
-  private readonly pending = new Map<string, (env: Envelope) => void>();
+  private readonly pending = new Map<string, (env: WireEnvelope) => void>();
   private seq = 0;
   private md5 = '';
   private lastError: string | undefined;
@@ -163,7 +158,7 @@ export class BridgeSession {
       }, CLOSE_GRACE_MS);
       (timer as { unref?: () => void }).unref?.();
     }
-    for (const resolve of this.pending.values()) resolve({ name: 'error', args: { code: 503, message: info.reason } });
+    for (const resolve of this.pending.values()) resolve({ id: '', name: 'error', namespace: 'rpc', args: { code: 503, message: info.reason } });
     this.pending.clear();
     if (this.settle) {
       const { reject } = this.settle;
@@ -204,29 +199,26 @@ export class BridgeSession {
       if (nl > 0 && this.state === 'ready') this.onRelay(text.slice(0, nl), text.slice(nl + 1));
       return;
     }
-    let env: Envelope;
-    try {
-      env = JSON.parse(text) as Envelope;
-    } catch {
-      return;
-    }
-    if (env.name === 'response' || env.name === 'error') {
-      const resolve = env.id !== undefined ? this.pending.get(env.id) : undefined;
+    const env = parseEnvelope(text);
+    if (!env) return;
+    if (isReply(env)) {
+      const resolve = this.pending.get(env.id);
       if (resolve) {
-        this.pending.delete(env.id!);
+        this.pending.delete(env.id);
         resolve(env);
       }
       return;
     }
     if (env.name === 'event') return this.onEvent(env.args);
-    // A request from the bridge itself.
-    if (env.id === 'bridge_request_ident' || env.name === 'identify') {
+    // The bridge's own requests, and only those.
+    const request = bridgeRequestOf(env);
+    if (request === 'identify' && this.state === 'identifying') {
       this.sendJson({ id: env.id, name: 'response', namespace: 'rpc', args: { type: 'client', hostname: this.options.clientHostname ?? 'hostadm-sdk' } });
       void this.signIn().catch((cause: unknown) => {
         const err = cause instanceof ConnectionError ? cause : new ConnectionError(`cannot sign in at ${this.url}: ${messageOf(cause)}`, { cause });
         this.close({ code: err.closeCode ?? 4000, reason: err.message }, err);
       });
-    } else if (isRecord(env.args) && env.args.action === 'list_ssl_checksums') {
+    } else if (request === 'list-keys' && this.state === 'signing-in') {
       this.state = 'listing';
       const reach = this.options.reach?.length ? { reach: [...this.options.reach] } : {};
       this.sendJson({ id: env.id, name: 'response', namespace: 'rpc', args: { md5_keys: [this.md5], ...reach } });
@@ -279,7 +271,7 @@ export class BridgeSession {
     // The bridge now asks for the key list (onMessage answers it); `ready` follows its announcement.
   }
 
-  private request(name: string, args: unknown): Promise<Envelope> {
+  private request(name: string, args: unknown): Promise<WireEnvelope> {
     const id = `bt-${++this.seq}`;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
@@ -287,7 +279,7 @@ export class BridgeSession {
     });
   }
 
-  private sendJson(env: Envelope): void {
+  private sendJson(env: WireEnvelope): void {
     if (this.socket.readyState !== OPEN) throw new ConnectionError(`the connection to the bridge ${this.url} is not open`);
     this.socket.send(JSON.stringify(env));
   }

@@ -6,10 +6,11 @@
  * that carries plain envelope text.
  *
  * A transport may also hand back a connection that is already signed in: the bridge channel's
- * handshake proves the client's key to the host, and the host answers with a session token. Such a
- * transport sets `sessionToken` on the `Transport` it resolves with; the client then resumes that
- * session (`auth_token` with the token) instead of running its configured sign-in (`auth`), on the
- * first connection and after every reconnect, since each new channel brings its own proof.
+ * handshake proves the client's key to the host, and the host answers with a session (`[token, ttl]`,
+ * like every sign-in). Such a transport sets `session` on the `Transport` it resolves with; the client
+ * installs it as it is (no `auth_token` round trip: the connection is already the session's) instead of
+ * running its configured sign-in (`auth`), on the first connection and after every reconnect, since
+ * each new channel brings its own proof.
  */
 
 /** How a connection ended. */
@@ -28,14 +29,20 @@ export interface TransportHandlers {
   onClose(info: CloseInfo): void;
 }
 
+/** A session a transport opened while connecting: the host's `[token, ttl]` reply to the key proof. */
+export interface SignedInSession {
+  token: string;
+  /** Validity in seconds at sign-in. */
+  ttlSeconds: number;
+}
+
 /** One open connection. */
 export interface Transport {
   /**
    * Set when opening the connection already signed in (the bridge channel's key proof yields a session):
-   * the client resumes this session with `auth_token` and skips its configured `auth` methods. If
-   * the host refuses the token, the sign-in fails like any other (no fallback to `auth`).
+   * the client takes this session as its own and skips its configured `auth` methods.
    */
-  readonly sessionToken?: string;
+  readonly session?: SignedInSession;
   /**
    * Set by a bridge channel whose host proved the key but does not know it: the configured password
    * (or token) methods sign in on the channel; with none, the sign-in fails with this text.

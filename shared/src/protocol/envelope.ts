@@ -57,3 +57,39 @@ export function errorEnvelope(id: string, namespace: string, args: ErrorArgs): E
 export function eventEnvelope<P>(name: string, payload: P, time?: Date, id: EventEnvelope['id'] = ''): EventEnvelope<P> {
   return { id, name: 'event', namespace: 'events', args: { name, args: payload, ...(time ? { time: time.toISOString() } : {}) } };
 }
+
+/**
+ * An envelope as it arrives from a peer (any program: agent, bridge, SDK), before anything in `args`
+ * is trusted. The one reader of received envelopes: `id` is a string (a number is read as its decimal
+ * text, a missing id as `''`), `name` and `namespace` are strings. Agent requests are then validated by
+ * `requestEnvelopeSchema` in the pipeline, which answers malformed ones with field errors.
+ */
+export interface WireEnvelope {
+  id: string;
+  name: string;
+  namespace: string;
+  args: unknown;
+}
+
+/** `value` read as an envelope, or null when it is not one (not an object, or id/name/namespace of the wrong type). */
+export function readEnvelope(value: unknown): WireEnvelope | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const v = value as Record<string, unknown>;
+  const id = typeof v.id === 'string' ? v.id : typeof v.id === 'number' ? String(v.id) : v.id === undefined ? '' : null;
+  if (id === null || typeof v.name !== 'string' || typeof v.namespace !== 'string') return null;
+  return { id, name: v.name, namespace: v.namespace, args: v.args };
+}
+
+/** JSON text read as an envelope, or null when it is not JSON or not an envelope. */
+export function parseEnvelope(text: string): WireEnvelope | null {
+  try {
+    return readEnvelope(JSON.parse(text));
+  } catch {
+    return null;
+  }
+}
+
+/** An envelope that answers a request (`response` or `error`). */
+export function isReply(env: WireEnvelope): boolean {
+  return env.name === 'response' || env.name === 'error';
+}

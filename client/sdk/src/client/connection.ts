@@ -6,6 +6,7 @@
  *
  * States: `connecting` (until `open` succeeds) → `open` ⇄ `reconnecting` → `closed` (final).
  */
+import { backoffDelay } from '@hostadm/shared/net/backoff.ts';
 import { ConnectionError, HostadmClientError, HostadmRequestError } from '../errors.ts';
 import type { CloseInfo, Transport, TransportFactory } from '../transport.ts';
 import type { ClientSettings } from './options.ts';
@@ -175,8 +176,7 @@ export class Connection implements RequestRoute {
     let lastError: unknown = lost;
     for (let attempt = 1; attempt <= opts.maxAttempts; attempt++) {
       // Jitter (half to full delay) keeps many clients of a restarted host from reconnecting in step.
-      const base = Math.min(opts.maxDelayMs, opts.initialDelayMs * 2 ** (attempt - 1));
-      await sleep(base / 2 + Math.random() * (base / 2), abort.signal);
+      await sleep(backoffDelay(attempt, { initialMs: opts.initialDelayMs, maxMs: opts.maxDelayMs }), abort.signal);
       if (abort.signal.aborted) return;
       let transport: Transport | null = null;
       try {

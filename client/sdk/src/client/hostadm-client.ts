@@ -15,6 +15,7 @@
  */
 import type { z } from 'zod';
 import type { identify as identifyContract, query as queryContract } from '@hostadm/shared/api/rpc.ts';
+import { parseEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { isObject, isQueued } from '../contracts.ts';
 import { HostadmClientError, HostadmRequestError, targetLabel } from '../errors.ts';
 import { signChallenge, textToBase64 } from '../key-auth.ts';
@@ -25,7 +26,7 @@ import { Connection, type ClientState } from './connection.ts';
 import { ClientEmitter, type ClientEvents } from './emitter.ts';
 import { authList, resolveSettings, type ConnectOptions } from './options.ts';
 import { QueuedJobs } from './queued-jobs.ts';
-import { RequestCorrelator, type IncomingEnvelope } from './requests.ts';
+import { RequestCorrelator } from './requests.ts';
 import { SessionKeeper, type AuthMethod, type Session } from './session.ts';
 import { eventOf, Subscriptions, type EventListener, type EventStream } from './subscriptions.ts';
 
@@ -212,13 +213,8 @@ export class HostadmClient {
 
   /** One frame from the transport: a reply settles its request; an event goes to jobs, streams and `on('event')`. */
   private route(text: string): void {
-    let env: IncomingEnvelope;
-    try {
-      env = JSON.parse(text) as IncomingEnvelope;
-    } catch {
-      return;
-    }
-    if (!isObject(env)) return;
+    const env = parseEnvelope(text);
+    if (!env) return;
     if (this.requests.settle(env)) return;
     const event = eventOf(env);
     if (!event) return;

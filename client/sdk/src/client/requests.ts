@@ -5,6 +5,7 @@
  * was going down) is re-sent on the next connection, because it certainly did not run. A request
  * that was sent when the connection drops fails instead: whether the host ran it is unknown.
  */
+import { isReply, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import type { FieldError } from '@hostadm/shared/protocol/errors.ts';
 import { isObject } from '../contracts.ts';
 import { ConnectionError, HostadmRequestError, TimeoutError, targetLabel, type RequestTarget } from '../errors.ts';
@@ -36,14 +37,6 @@ interface Pending {
   target: RequestTarget;
   resolve(args: unknown): void;
   reject(err: unknown): void;
-}
-
-/** A reply or event envelope as received (nothing in it is trusted yet). */
-export interface IncomingEnvelope {
-  id?: unknown;
-  name?: unknown;
-  namespace?: unknown;
-  args?: unknown;
 }
 
 export class RequestCorrelator {
@@ -131,10 +124,9 @@ export class RequestCorrelator {
    * Settles the request a `response` or `error` envelope answers. Returns false when the envelope is
    * not a reply at all (an event); a reply nobody waits for any more (timed out) is dropped.
    */
-  settle(env: IncomingEnvelope): boolean {
-    if (env.name !== 'response' && env.name !== 'error') return false;
-    const id = typeof env.id === 'string' || typeof env.id === 'number' ? String(env.id) : '';
-    const entry = this.pending.get(id);
+  settle(env: WireEnvelope): boolean {
+    if (!isReply(env)) return false;
+    const entry = this.pending.get(env.id);
     if (!entry) return true;
     if (env.name === 'response') {
       this.onReply();

@@ -72,21 +72,22 @@ export class SessionKeeper {
   }
 
   /**
-   * Signs in on a fresh transport. A transport that arrived signed in (`sessionToken`, from the bridge
-   * channel's key proof) is resumed with its token and nothing else: the configured methods are for
-   * transports that prove nothing. Otherwise the current session's token comes first, so a reconnect
+   * Signs in on a fresh transport. A transport that arrived signed in (`session`, from the bridge
+   * channel's key proof) brings its session, installed as it is with no request: the connection is
+   * already that session's, and the configured methods are for transports that prove nothing. Otherwise the current session's token comes first, so a reconnect
    * keeps the same session, then the configured methods (a 401 moves on to the next). With no method
    * at all the connection stays signed out.
    */
   async establish(transport: Transport, signal?: AbortSignal): Promise<void> {
+    if (transport.session !== undefined) {
+      this.install({ ...transport.session, method: 'key', lastUsedAt: Date.now() });
+      return;
+    }
     const methods: AuthMethod[] = [];
-    if (transport.sessionToken !== undefined) methods.push({ token: transport.sessionToken });
-    else {
-      if (this.currentSession) methods.push({ token: this.currentSession.token });
-      methods.push(...this.configured);
-      if (transport.keyNotRegistered !== undefined && !methods.some((m) => 'username' in m || 'token' in m)) {
-        throw new KeyNotRegisteredError(transport.keyNotRegistered);
-      }
+    if (this.currentSession) methods.push({ token: this.currentSession.token });
+    methods.push(...this.configured);
+    if (transport.keyNotRegistered !== undefined && !methods.some((m) => 'username' in m || 'token' in m)) {
+      throw new KeyNotRegisteredError(transport.keyNotRegistered);
     }
     if (methods.length > 0) await this.authenticate(transport, methods, signal);
   }
@@ -97,9 +98,7 @@ export class SessionKeeper {
     for (const method of methods) {
       try {
         const session = await this.signInWith(transport, method, signal);
-        this.currentSession = session;
-        this.host.sessionStarted({ ...session });
-        this.startKeepAlive();
+        this.install(session);
         return session;
       } catch (err) {
         lastError = err;
@@ -108,6 +107,12 @@ export class SessionKeeper {
       }
     }
     throw lastError;
+  }
+
+  private install(session: Session): void {
+    this.currentSession = session;
+    this.host.sessionStarted({ ...session });
+    this.startKeepAlive();
   }
 
   /** A successful reply: the host's token validity slid, so note when. */

@@ -3,6 +3,7 @@
  * job handles share one subscription on the host: the first interest in a name subscribes, the last
  * one gone unsubscribes, and after a reconnect every name still wanted is subscribed again.
  */
+import type { WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import type { FieldError } from '@hostadm/shared/protocol/errors.ts';
 import { AsyncQueue } from '../async-queue.ts';
 import { isObject, loadOperation } from '../contracts.ts';
@@ -10,7 +11,7 @@ import type { Transport } from '../transport.ts';
 import type { CallOptions, HostadmEvent } from '../types.ts';
 import { check, invalidArgs } from '../validate.ts';
 import type { ClientState } from './connection.ts';
-import type { IncomingEnvelope, SendRequest } from './requests.ts';
+import type { SendRequest } from './requests.ts';
 
 /** A callback subscription; `close()` unsubscribes. */
 export interface EventListener {
@@ -42,14 +43,13 @@ export const canonicalEvent = (name: string): string => name.replace(/_/g, '-');
  * The event an `events` envelope carries, or null. Two forms exist: the getstarted form
  * `{name: "event", args: {name, args}}` and the spec's `{name: <event>, args: <payload>}`.
  */
-export function eventOf(env: IncomingEnvelope): HostadmEvent | null {
+export function eventOf(env: WireEnvelope): HostadmEvent | null {
   if (env.namespace !== 'events') return null;
   if (env.name === 'event' && isObject(env.args) && typeof env.args.name === 'string') {
     const time = typeof env.args.time === 'string' ? { time: env.args.time } : {};
     return { name: canonicalEvent(env.args.name), args: env.args.args, ...time } as HostadmEvent;
   }
-  if (typeof env.name === 'string') return { name: canonicalEvent(env.name), args: env.args } as HostadmEvent;
-  return null;
+  return { name: canonicalEvent(env.name), args: env.args } as HostadmEvent;
 }
 
 export class Subscriptions {

@@ -1,0 +1,29 @@
+/**
+ * The two requests a bridge sends to its peers (docs/bridge-protocol.md §2.1, §2.4), named by their
+ * fixed ids: identify on connect, and the key list right after sign-in. A peer answers exactly these,
+ * recognised by id, name and arguments together: an `rpc/settings` with another id is not the key list.
+ */
+import type { WireEnvelope } from './envelope.ts';
+
+export const BRIDGE_IDENT_ID = 'bridge_request_ident';
+export const BRIDGE_LIST_KEYS_ID = 'bridge_request_list_keys';
+
+export const BRIDGE_IDENT_REQUEST = { id: BRIDGE_IDENT_ID, name: 'identify', namespace: 'rpc', args: '' } as const;
+export const BRIDGE_LIST_KEYS_REQUEST = { id: BRIDGE_LIST_KEYS_ID, name: 'settings', namespace: 'rpc', args: { action: 'list_ssl_checksums' } } as const;
+
+/** Which of the bridge's own requests `env` is, or null. */
+export function bridgeRequestOf(env: WireEnvelope): 'identify' | 'list-keys' | null {
+  if (env.namespace !== 'rpc') return null;
+  if (env.id === BRIDGE_IDENT_ID && env.name === 'identify') return 'identify';
+  const args = env.args;
+  if (
+    env.id === BRIDGE_LIST_KEYS_ID &&
+    env.name === 'settings' &&
+    typeof args === 'object' &&
+    args !== null &&
+    (args as { action?: unknown }).action === 'list_ssl_checksums'
+  ) {
+    return 'list-keys';
+  }
+  return null;
+}
