@@ -42,8 +42,20 @@ interface PackageSpec {
 }
 
 const PACKAGES: PackageSpec[] = [
-  { dir: 'shared', subpathRoot: 'src', sources: ['src/**/*.ts'], entries: {}, description: 'hostadm protocol: envelopes, contracts (zod), limits and the hsc1 channel' },
-  { dir: 'agent', subpathRoot: 'src', sources: ['src/**/*.ts'], entries: { '.': 'agent.ts' }, description: 'hostadm agent: serves the admin/rpc interface of a host' },
+  {
+    dir: 'shared',
+    subpathRoot: 'src',
+    sources: ['src/**/*.ts'],
+    entries: {},
+    description: 'hostadm protocol: envelopes, contracts (zod), limits and the hsc1 channel',
+  },
+  {
+    dir: 'agent',
+    subpathRoot: 'src',
+    sources: ['src/**/*.ts'],
+    entries: { '.': 'agent.ts' },
+    description: 'hostadm agent: serves the admin/rpc interface of a host',
+  },
   {
     dir: 'bridge',
     subpathRoot: 'src',
@@ -133,7 +145,11 @@ function stage(spec: PackageSpec, rootManifest: Record<string, unknown>): string
   const manifest = readJson(join(workspace, 'package.json'));
   // The SDK's declarations name zod's types, so zod is its dependency too (at the version shared uses).
   const sharedDependencies = readJson(join(root, 'shared/package.json')).dependencies as Record<string, string>;
-  const allDependencies: Record<string, string> = { ...sharedDependencies, ...(manifest.dependencies as Record<string, string>), '@hostadm/shared': String(manifest.version) };
+  const allDependencies: Record<string, string> = {
+    ...sharedDependencies,
+    ...(manifest.dependencies as Record<string, string>),
+    '@hostadm/shared': String(manifest.version),
+  };
   const dependencies = spec.as ? Object.fromEntries(spec.as.dependencies.map((name) => [name, allDependencies[name]])) : manifest.dependencies;
   const base = spec.subpathRoot === '.' ? './' : `./${spec.subpathRoot}/`;
   const conditions = (source: string) => ({ types: `${base}${source.replace(/\.ts$/, '.d.ts')}`, default: `${base}${source.replace(/\.ts$/, '.js')}` });
@@ -158,7 +174,12 @@ function stage(spec: PackageSpec, rootManifest: Record<string, unknown>): string
   };
   writeFileSync(join(out, 'package.json'), `${JSON.stringify(staged, null, 2)}\n`);
   if (spec.bin) for (const file of Object.values(spec.bin)) cpSync(join(workspace, file), join(out, file));
-  const readme = [...(spec.as ? [join(workspace, spec.as.folder, 'README.md')] : []), join(workspace, 'README.md'), join(workspace, 'cli/README.md'), join(root, 'README.md')].find(existsSync);
+  const readme = [
+    ...(spec.as ? [join(workspace, spec.as.folder, 'README.md')] : []),
+    join(workspace, 'README.md'),
+    join(workspace, 'cli/README.md'),
+    join(root, 'README.md'),
+  ].find(existsSync);
   if (readme) copyFileSync(readme, join(out, 'README.md'));
   copyFileSync(join(root, 'LICENSE'), join(out, 'LICENSE'));
   return out;
@@ -167,7 +188,7 @@ function stage(spec: PackageSpec, rootManifest: Record<string, unknown>): string
 function pack(dir: string): string {
   const npm = process.env.npm_execpath;
   // npm's own JS when run through `npm run`, so the Node that runs this script runs npm too.
-  const command = npm && npm.endsWith('.js') ? [process.execPath, npm] : ['npm'];
+  const command = npm?.endsWith('.js') ? [process.execPath, npm] : ['npm'];
   const result = spawnSync(command[0] ?? 'npm', [...command.slice(1), 'pack', '--json', '--pack-destination', distRoot], { cwd: dir, encoding: 'utf8' });
   if (result.status !== 0) {
     console.error(result.stderr);

@@ -18,9 +18,10 @@ if (typecheck.status !== 0) {
   process.exit(1);
 }
 
-const patterns = process.argv.slice(2).length > 0
-  ? process.argv.slice(2)
-  : ['shared/**/*.test.ts', 'agent/**/*.test.ts', 'bridge/**/*.test.ts', 'client/**/*.test.ts', 'test/**/*.test.ts'];
+const patterns =
+  process.argv.slice(2).length > 0
+    ? process.argv.slice(2)
+    : ['shared/**/*.test.ts', 'agent/**/*.test.ts', 'bridge/**/*.test.ts', 'client/**/*.test.ts', 'test/**/*.test.ts'];
 const files = [...new Set(patterns.flatMap((p) => globSync(p, { cwd: root, exclude: (f) => f.endsWith('node_modules') })))].sort();
 const isWorkersTest = (f: string) => f.endsWith('.workers.test.ts');
 const nodeFiles = files.filter((f) => !isWorkersTest(f));
@@ -90,7 +91,14 @@ function runWorkersTests(selected: string[]): { passed: number; failed: number; 
   console.log(`\n# workerd tests (vitest, ${selected.length} files)`);
   const result = spawnSync(
     workersNode,
-    [join(bridge, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...(all ? [] : selected.map((f) => relative('bridge', f)))],
+    [
+      join(bridge, 'node_modules/vitest/vitest.mjs'),
+      'run',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${report}`,
+      ...(all ? [] : selected.map((f) => relative('bridge', f))),
+    ],
     {
       stdio: 'inherit',
       cwd: bridge,

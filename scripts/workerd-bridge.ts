@@ -95,8 +95,28 @@ export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Pr
   const verbose = options.verbose ?? false;
   await applyMigrations(stateDir, verbose);
   const port = options.port ?? (await freePort());
-  const args = ['dev', '-c', config, '--local', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', stateDir, '--show-interactive-dev-session=false', '--inspector-port', String(await freePort())];
-  const vars: Record<string, string> = { ADMIN_SECRET: adminSecret, JOIN_SECRET: joinSecret, ...(options.testHooks ? { HOSTADM_TEST_HOOKS: '1' } : {}), ...(options.hostname ? { BRIDGE_HOSTNAME: options.hostname } : {}), ...(verbose ? { LOG_LEVEL: 'debug' } : {}) };
+  const args = [
+    'dev',
+    '-c',
+    config,
+    '--local',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--persist-to',
+    stateDir,
+    '--show-interactive-dev-session=false',
+    '--inspector-port',
+    String(await freePort()),
+  ];
+  const vars: Record<string, string> = {
+    ADMIN_SECRET: adminSecret,
+    JOIN_SECRET: joinSecret,
+    ...(options.testHooks ? { HOSTADM_TEST_HOOKS: '1' } : {}),
+    ...(options.hostname ? { BRIDGE_HOSTNAME: options.hostname } : {}),
+    ...(verbose ? { LOG_LEVEL: 'debug' } : {}),
+  };
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
   const child = runWrangler(args, verbose);
   let out = '';

@@ -51,7 +51,7 @@ export function createBridgeApp<E extends object>(options: BridgeAppOptions<E>):
 
   app.get('/relay', async function relayUpgrade(c) {
     if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') {
-      return c.text('This is the bridge\'s WebSocket endpoint: connect with a WebSocket client.\n', 426, { Upgrade: 'websocket' });
+      return c.text("This is the bridge's WebSocket endpoint: connect with a WebSocket client.\n", 426, { Upgrade: 'websocket' });
     }
     const address = runtime.remoteAddress(c);
     const refusal = await relay.admit(address);

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { count } from 'drizzle-orm';
 import { agentFor, clientFor, ManualClock } from '../helpers/agent.ts';
-import { auditLog, auditSummary, jobs } from '@hostadm/agent/store/schema.ts';
+import { auditLog, type auditSummary, jobs } from '@hostadm/agent/store/schema.ts';
 import type { TestAgent } from '../helpers/agent.ts';
 
 const rowsIn = (agent: TestAgent, table: typeof auditLog | typeof auditSummary | typeof jobs) => agent.services.db.select({ n: count() }).from(table).get()!.n;
@@ -25,7 +25,10 @@ test('1,000 reads add no audit rows: they are one hourly count per user and acti
   agent.clock.advance(3600);
   await admin.login('admin'); // the hour outlived the session
   await admin.call('settings', 'list_ssl_certs');
-  assert.deepEqual(agent.services.audit.recentSummaries(2).map((s) => s.calls), [1, 1000]);
+  assert.deepEqual(
+    agent.services.audit.recentSummaries(2).map((s) => s.calls),
+    [1, 1000],
+  );
 });
 
 test('past the row limit the oldest rows go, the newest changes stay, and the table never grows past 110%', async (t) => {
@@ -54,7 +57,10 @@ test('rows older than the retention go when the agent starts, and not before the
   clock.advance(29 * 86_400);
   const second = await first.restart();
   t.after(() => second.close());
-  assert.ok(second.services.audit.recent(10).some((r) => r.action === 'groupadd'), '29 days old: kept');
+  assert.ok(
+    second.services.audit.recent(10).some((r) => r.action === 'groupadd'),
+    '29 days old: kept',
+  );
 
   clock.advance(2 * 86_400);
   admin = await clientFor(t, second, 'admin');
@@ -88,9 +94,15 @@ test('finished jobs past the count or log-size bound go, oldest first; pending a
   const done = stored.filter((j) => j.state === 'finished');
   assert.ok(done.length <= 10, `${done.length} finished jobs kept, bound 10`);
   assert.ok(done.reduce((n, j) => n + j.bytes, 0) <= 2000 * 1.05, 'log bytes within the bound');
-  assert.ok(done.some((j) => j.id === 'j39'), 'the newest finished job is kept');
+  assert.ok(
+    done.some((j) => j.id === 'j39'),
+    'the newest finished job is kept',
+  );
   assert.ok(!done.some((j) => j.id === 'j0'), 'the oldest went');
-  assert.ok(stored.some((j) => j.id === 'long_one' && j.state === 'running'), 'the running job is untouched');
+  assert.ok(
+    stored.some((j) => j.id === 'long_one' && j.state === 'running'),
+    'the running job is untouched',
+  );
   const listed = (await admin.request('rpc', 'dispatcher', { action: 'list' })).args as { jobs: { no_queue: Record<string, unknown> } };
   assert.ok(!('j0' in listed.jobs.no_queue) && 'j39' in listed.jobs.no_queue && 'long_one' in listed.jobs.no_queue);
 });

@@ -3,7 +3,7 @@
  * transport, and how it ended — changes, refusals and sign-ins; successful reads are counted per hour
  * (`recentSummaries()`).
  */
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rest, SIM_PASSWORD, startTestAgent, TestClient, type TestAgent, agentFor, clientFor } from '../helpers/agent.ts';
 
@@ -43,13 +43,18 @@ test('changes, refusals and sign-ins are rows with user, namespace, name, action
     assert.ok(['admin', 'operator'].includes(row.user), JSON.stringify(row));
     assert.equal(typeof row.code, 'number');
   }
-  assert.deepEqual(log.filter((r) => r.code === 200 && r.name !== 'auth'), [
-    { user: 'admin', transport: 'websocket', namespace: 'admin', name: 'users', action: 'groupadd', code: 200 },
-  ]);
+  assert.deepEqual(
+    log.filter((r) => r.code === 200 && r.name !== 'auth'),
+    [{ user: 'admin', transport: 'websocket', namespace: 'admin', name: 'users', action: 'groupadd', code: 200 }],
+  );
   // Every sign-in is a row: two over WebSocket, one per REST call with a password.
   assert.deepEqual(
     log.filter((r) => r.name === 'auth').map((r) => [r.user, r.transport, r.code]),
-    [['admin', 'websocket', 200], ['operator', 'websocket', 200], ['operator', 'rest', 200]],
+    [
+      ['admin', 'websocket', 200],
+      ['operator', 'websocket', 200],
+      ['operator', 'rest', 200],
+    ],
   );
   assert.deepEqual(reads(agent), [
     { user: 'admin', transport: 'websocket', namespace: 'admin', name: 'settings', action: 'list_ssl_certs', calls: 1 },
@@ -58,8 +63,14 @@ test('changes, refusals and sign-ins are rows with user, namespace, name, action
     { user: 'operator', transport: 'rest', namespace: 'admin', name: 'settings', action: 'list_ssl_certs', calls: 1 },
     { user: 'operator', transport: 'websocket', namespace: 'rpc', name: 'query', action: '', calls: 1 },
   ]);
-  assert.ok(log.some((r) => r.user === 'admin' && r.namespace === 'admin' && r.name === 'zfs' && r.code === 404), JSON.stringify(log));
-  assert.ok(log.some((r) => r.user === 'operator' && r.name === 'settings' && r.code === 400), JSON.stringify(log));
+  assert.ok(
+    log.some((r) => r.user === 'admin' && r.namespace === 'admin' && r.name === 'zfs' && r.code === 404),
+    JSON.stringify(log),
+  );
+  assert.ok(
+    log.some((r) => r.user === 'operator' && r.name === 'settings' && r.code === 400),
+    JSON.stringify(log),
+  );
 });
 
 test('a refused request is recorded with the action that was attempted and its error code', async (t) => {

@@ -6,8 +6,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SimPlatform } from '@hostadm/agent/platforms/sim/index.ts';
 import { hashPassword, type SimAccounts } from '@hostadm/agent/platforms/sim/accounts.ts';
-import { assertFullQuery, SIM_PASSWORD, startTestAgent, TestClient, type TestAgent, clientFor } from '../helpers/agent.ts';
-
+import { assertFullQuery, SIM_PASSWORD, startTestAgent, type TestClient, type TestAgent, clientFor } from '../helpers/agent.ts';
 
 /** The spec's 401 envelope, exactly. */
 function unauthorized(id: string) {
@@ -280,9 +279,6 @@ test('auth_clear signs out: success reply, then 401, and the cleared token canno
 test('with password sign-in turned off, even the right password is 401', async (t) => {
   const agent = await agentFor(t, { config: { allowPasswordAuth: false } });
   const client = await clientFor(t, agent);
-  assert.deepEqual(
-    await client.request('rpc', 'auth', { username: 'admin', password: SIM_PASSWORD }, 'pw'),
-    unauthorized('pw'),
-  );
+  assert.deepEqual(await client.request('rpc', 'auth', { username: 'admin', password: SIM_PASSWORD }, 'pw'), unauthorized('pw'));
   await assertRefused(client, 'q');
 });

@@ -9,7 +9,6 @@ import { createHash } from 'node:crypto';
 import { assertFullQuery, startTestAgent, TestClient, type Envelope, type TestAgent, agentFor, clientFor } from '../helpers/agent.ts';
 import { ed25519Key, originalProof, rawSignature, rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
 
-
 function unauthorized(id: string) {
   return { id, name: 'error', namespace: 'rpc', args: { code: 401, message: 'Unauthorized' } };
 }
@@ -87,7 +86,10 @@ function assertBadRequestNaming(reply: Envelope, field: string): void {
   assert.equal(reply.name, 'error');
   const args = reply.args as { code: number; errors?: Array<{ field: string }> };
   assert.equal(args.code, 400);
-  assert.ok(args.errors?.some((e) => e.field === field), `400 should name ${field}: ${JSON.stringify(args)}`);
+  assert.ok(
+    args.errors?.some((e) => e.field === field),
+    `400 should name ${field}: ${JSON.stringify(args)}`,
+  );
 }
 
 function assertCode(reply: Envelope, code: number): void {
@@ -233,10 +235,7 @@ test('a test string is used once: replaying a stage 2 proof is 401, and a wrong 
   const guessed = await stage1(guesser);
   const wrong = { signature: signatureProof(rsaKey(), 'agent-signin', guessed) };
   assert.deepEqual(await guesser.request('rpc', 'auth_ssl', wrong, 'guess'), unauthorized('guess'));
-  assert.deepEqual(
-    await guesser.request('rpc', 'auth_ssl', stage2Args(key, guessed, 'signature'), 'after-guess'),
-    unauthorized('after-guess'),
-  );
+  assert.deepEqual(await guesser.request('rpc', 'auth_ssl', stage2Args(key, guessed, 'signature'), 'after-guess'), unauthorized('after-guess'));
 });
 
 test('a test string issued on one connection cannot be answered on another', async (t) => {
@@ -343,7 +342,7 @@ test('list_ssl_certs is keyed by user then key, and list_ssl_checksums gives the
   const details = (key: TestKey, nickname: string, email: string) => ({
     nickname,
     email,
-    registered: (list[key === opKey ? 'operator' : 'admin']?.[key.pubKeyB64] as { registered: string }).registered,
+    registered: (list[key === opKey ? 'operator' : 'admin']![key.pubKeyB64] as { registered: string }).registered,
     md5_key: md5OfKey(key),
     algorithm: key.algorithm,
   });
@@ -353,7 +352,10 @@ test('list_ssl_certs is keyed by user then key, and list_ssl_checksums gives the
   });
 
   // Full access gets every checksum, a limited user its own (the bridge link answers the bridge itself).
-  for (const [client, expected] of [[admin.client, [rsa, ed, opKey]], [operator.client, [opKey]]] as const) {
+  for (const [client, expected] of [
+    [admin.client, [rsa, ed, opKey]],
+    [operator.client, [opKey]],
+  ] as const) {
     const sums = await client.request('rpc', 'settings', { action: 'list_ssl_checksums' });
     assert.equal(sums.name, 'response');
     const { md5_keys } = sums.args as { md5_keys: string[] };
@@ -468,7 +470,7 @@ test('registered keys survive an agent restart', async (t) => {
   assertTokenReply(await sslSignIn(client, key, 'original'));
   const list = await listCerts(client);
   assert.deepEqual(Object.keys(list.operator ?? {}).sort(), [key.pubKeyB64, ed.pubKeyB64].sort());
-  assert.equal((list.operator?.[key.pubKeyB64] as { nickname: string }).nickname, 'kept');
+  assert.equal((list.operator![key.pubKeyB64] as { nickname: string }).nickname, 'kept');
   const edClient = await clientFor(t, agent);
   assertTokenReply(await sslSignIn(edClient, ed, 'signature'));
 });
@@ -505,7 +507,11 @@ test('a register_ssl_cert proof must be made for registration: a sign-in signatu
   const agent = await agentFor(t);
   const key = rsaKey();
   const session = await passwordSession(t, agent, 'admin');
-  const reply = await session.client.request('admin', 'settings', { action: 'register_ssl_cert', pub_key: key.pubKeyB64, proof: rawSignature(key, session.token) });
+  const reply = await session.client.request('admin', 'settings', {
+    action: 'register_ssl_cert',
+    pub_key: key.pubKeyB64,
+    proof: rawSignature(key, session.token),
+  });
   assert.equal(reply.name, 'error');
   assert.equal((reply.args as { code: number }).code, 400);
 });

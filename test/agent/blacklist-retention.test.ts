@@ -29,8 +29,12 @@ test('lifted blocks and failures out of the window are removed at start; blocks 
   // made old by rewriting their times (as if the agent had been stopped that long).
   const age = (seconds: number) => {
     const { db } = agent.services;
-    db.update(authFailures).set({ at: new Date(Date.now() - seconds * 1000) }).run();
-    db.update(blacklist).set({ until: new Date(Date.now() + BLOCK_SECONDS * 1000 - seconds * 1000) }).run();
+    db.update(authFailures)
+      .set({ at: new Date(Date.now() - seconds * 1000) })
+      .run();
+    db.update(blacklist)
+      .set({ until: new Date(Date.now() + BLOCK_SECONDS * 1000 - seconds * 1000) })
+      .run();
   };
 
   age(WINDOW_SECONDS + 1);

@@ -47,7 +47,10 @@ test('a flood of wrong passwords from loopback is rate limited, and a good clien
   // A burst of 20, then 5 a second: the rest are refused without a hash.
   assert.ok(checked <= 20 + Math.ceil(seconds * 5) + 1, `${checked} checks in ${seconds.toFixed(1)} s`);
   assert.ok(codes.filter((c) => c === 429).length > 0);
-  assert.ok(codes.every((c) => c === 401 || c === 429), JSON.stringify(codes));
+  assert.ok(
+    codes.every((c) => c === 401 || c === 429),
+    JSON.stringify(codes),
+  );
 });
 
 test('an unknown or locked account costs one scrypt run, like a wrong password for a real one', async () => {
@@ -57,7 +60,12 @@ test('an unknown or locked account costs one scrypt run, like a wrong password f
     return Buffer.alloc(keylen, password.length + salt.length);
   };
   const stored = hashPassword('right');
-  for (const [account, expected] of [[stored, 1], [undefined, 2], ['*', 3], ['garbage', 4]] as const) {
+  for (const [account, expected] of [
+    [stored, 1],
+    [undefined, 2],
+    ['*', 3],
+    ['garbage', 4],
+  ] as const) {
     assert.equal(await checkPassword(account, 'wrong', counting), false);
     assert.equal(runs, expected);
   }

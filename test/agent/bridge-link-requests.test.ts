@@ -19,7 +19,7 @@ interface Sent {
 }
 
 /** A bridge that signs the agent in and records every envelope it sends; `socket` is the agent's connection. */
-function fakeBridge(t: TestContext) {
+function fakeBridge(_t: TestContext) {
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/relay' });
   const close = () =>
     new Promise<void>((resolve) => {
@@ -70,7 +70,7 @@ test('the bridge link takes a reply only in the state that asked, and sends its 
   await until(() => bridge.received.some((e) => e.id === 'bridge_request_list_keys'), 'the key list');
 
   const answered = bridge.received.filter((e) => e.name === 'response').map((e) => e.id);
-  assert.deepEqual(answered, ['bridge_request_ident', 'bridge_request_list_keys'], 'only the bridge\'s own two requests were answered');
+  assert.deepEqual(answered, ['bridge_request_ident', 'bridge_request_list_keys'], "only the bridge's own two requests were answered");
   const list = bridge.received.find((e) => e.id === 'bridge_request_list_keys')!;
   assert.deepEqual(Object.keys(list.args as object).sort(), ['md5_keys', 'password_signin']);
 });

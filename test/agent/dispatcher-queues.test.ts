@@ -40,7 +40,7 @@ const markerPlan = (file: string, name: string): JobPlan => ({
   logField: 'pkg_log',
 });
 
-test('pkg_queue runs one job at a time, in FIFO order; the class event has the spec\'s shape', async (t) => {
+test("pkg_queue runs one job at a time, in FIFO order; the class event has the spec's shape", async (t) => {
   const { agent, admin, dir } = await setup(t);
   const queued = new QueuedActions(agent.services.jobs);
   const file = join(dir, 'marks');
@@ -53,15 +53,21 @@ test('pkg_queue runs one job at a time, in FIFO order; the class event has the s
     assert.ok(pendingAck.safeParse(ack).success);
     assert.match(ack.proc_id, /^admin_pkg_test-\{[0-9a-f-]{36}\}$/);
   }
-  const list = (await admin.request('rpc', 'dispatcher', { action: 'list' })).args as { jobs: { pkg_queue: Record<string, { state: string; queue_position: string }> } };
+  const list = (await admin.request('rpc', 'dispatcher', { action: 'list' })).args as {
+    jobs: { pkg_queue: Record<string, { state: string; queue_position: string }> };
+  };
   const states = acks.map((a) => list.jobs.pkg_queue[a.proc_id]);
-  assert.deepEqual(states.map((s) => s?.state), ['running', 'pending', 'pending', 'pending']);
-  assert.deepEqual(states.map((s) => s?.queue_position), ['0', '1', '2', '3']);
+  assert.deepEqual(
+    states.map((s) => s?.state),
+    ['running', 'pending', 'pending', 'pending'],
+  );
+  assert.deepEqual(
+    states.map((s) => s?.queue_position),
+    ['0', '1', '2', '3'],
+  );
 
   const last = await finished(admin, acks[3]?.proc_id ?? '');
-  assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n'), [
-    'start a', 'end a', 'start b', 'end b', 'start c', 'end c', 'start d', 'end d',
-  ]);
+  assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n'), ['start a', 'end a', 'start b', 'end b', 'start c', 'end c', 'start d', 'end d']);
   const p = payload(last);
   assert.ok(classJobEvent.safeParse(p).success, JSON.stringify(p));
   assert.equal(p.event_system, 'admin/pkg');
@@ -84,7 +90,10 @@ test('no_queue runs jobs in parallel up to its bound', async (t) => {
   const done = finished(admin, 'p4');
   await admin.request('rpc', 'dispatcher', { action: 'run', p1: wait(1), p2: wait(2), p3: wait(3), p4: wait(4) });
   for (let i = 0; i < 200 && ![1, 2, 3].every((n) => existsSync(join(dir, `started-${n}`))); i++) await new Promise((r) => setTimeout(r, 25));
-  assert.ok([1, 2, 3].every((n) => existsSync(join(dir, `started-${n}`))), 'three jobs run at the same time');
+  assert.ok(
+    [1, 2, 3].every((n) => existsSync(join(dir, `started-${n}`))),
+    'three jobs run at the same time',
+  );
   assert.equal(existsSync(join(dir, 'started-4')), false, 'the fourth waits for a free slot');
   writeFileSync(release, '');
   assert.equal(payload(await done).success, 'true');
@@ -111,7 +120,12 @@ test('sim-style work reports percentages and output over time, and stops when ki
   const download = (steps: number): JobPlan => ({
     commands: ['fetch https://example.invalid/image.iso'],
     fields: { filename: 'image.iso' },
-    work: async (ctx) => ({ success: await runSimulatedSteps(ctx, Array.from({ length: steps }, (_, i) => ({ line: `chunk ${i + 1}`, ms: 60 }))) }),
+    work: async (ctx) => ({
+      success: await runSimulatedSteps(
+        ctx,
+        Array.from({ length: steps }, (_, i) => ({ line: `chunk ${i + 1}`, ms: 60 })),
+      ),
+    }),
   });
   const fetchiso = (steps: number) => {
     const ack = queued.submit({ system: 'admin/vm', action: 'fetchiso', queue: 'no_queue', ack: 'queueid', owner: 'admin', plan: download(steps) });
@@ -127,7 +141,10 @@ test('sim-style work reports percentages and output over time, and stops when ki
   assert.ok(distinct.size >= 2, `several distinct percentages were reported before the end: ${[...distinct].join(', ')}`);
   assert.ok(progress.every((p) => p.event_system === 'admin/vm'));
   // The outcome is the completion event's alone (spec: `time_finished` once finished).
-  assert.ok(progress.every((p) => !('success' in p) && !('time_finished' in (p.process_details as object))), 'no outcome before the end');
+  assert.ok(
+    progress.every((p) => !('success' in p) && !('time_finished' in (p.process_details as object))),
+    'no outcome before the end',
+  );
   assert.ok(!Number.isNaN(Date.parse((last.process_details as { time_finished: string }).time_finished)));
   assert.equal(last.filename, 'image.iso');
 

@@ -15,9 +15,26 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 const PASSWORD = 'restart-pw-1';
 
 async function startAgentProcess(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(join(ROOT, 'node_modules/.bin/hostadm'), [
-    'agent', '--platform', 'sim', '--listen', '127.0.0.1:0', '--data', dataDir, '--sim-password', PASSWORD, '--max-parallel-jobs', '1', '--log-level', 'warn', '--sim-host-commands',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    join(ROOT, 'node_modules/.bin/hostadm'),
+    [
+      'agent',
+      '--platform',
+      'sim',
+      '--listen',
+      '127.0.0.1:0',
+      '--data',
+      dataDir,
+      '--sim-password',
+      PASSWORD,
+      '--max-parallel-jobs',
+      '1',
+      '--log-level',
+      'warn',
+      '--sim-host-commands',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (c: Buffer) => {

@@ -50,7 +50,7 @@ function alive(pid: number): boolean {
   }
 }
 
-test('run: a command runs, and its completion event has the spec\'s run-job shape', async (t) => {
+test("run: a command runs, and its completion event has the spec's run-job shape", async (t) => {
   const { admin } = await setup(t);
   const done = finishedEvent(admin, 'hello-1');
   const reply = await admin.request('rpc', 'dispatcher', { action: 'run', 'hello-1': `printf '%s' "hello world"` });
@@ -139,7 +139,9 @@ test('list shows running, pending and finished jobs; acknowledge removes finishe
   const secondDone = finishedEvent(admin, 'second');
   await admin.request('rpc', 'dispatcher', { action: 'kill', job_id: 'first' });
   await secondDone;
-  const after = (await admin.request('rpc', 'dispatcher', { action: 'list' })).args as { jobs: { no_queue: Record<string, { state: string; success?: string }> } };
+  const after = (await admin.request('rpc', 'dispatcher', { action: 'list' })).args as {
+    jobs: { no_queue: Record<string, { state: string; success?: string }> };
+  };
   assert.equal(after.jobs.no_queue.first?.state, 'finished');
   assert.equal(after.jobs.no_queue.first?.success, 'false');
   assert.equal(after.jobs.no_queue.second?.success, 'true');

@@ -12,8 +12,7 @@ import assert from 'node:assert/strict';
 import { startTestAgent, TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
 import { RUN_JOB_TYPE } from '@hostadm/agent/jobs/run-job.ts';
 
-const jobEvents = (client: TestClient, id: string) =>
-  client.events.filter((e) => (e.args as { args: { proc_id?: string } }).args.proc_id === id);
+const jobEvents = (client: TestClient, id: string) => client.events.filter((e) => (e.args as { args: { proc_id?: string } }).args.proc_id === id);
 
 const finished = (client: TestClient, id: string) =>
   client.nextEvent((e) => {
@@ -30,10 +29,12 @@ async function signedIn(t: TestContext, agent: TestAgent, user: string): Promise
 
 function listed(reply: Envelope): string[] {
   const jobs = (reply.args as { jobs: Record<string, Record<string, unknown>> }).jobs;
-  return Object.values(jobs).flatMap((q) => Object.keys(q)).sort();
+  return Object.values(jobs)
+    .flatMap((q) => Object.keys(q))
+    .sort();
 }
 
-test('an operator never receives an admin\'s job events, live or replayed, and does not see them in list or log', async (t) => {
+test("an operator never receives an admin's job events, live or replayed, and does not see them in list or log", async (t) => {
   const agent = await startTestAgent();
   t.after(() => agent.dispose());
   const admin = await signedIn(t, agent, 'admin');
@@ -46,13 +47,13 @@ test('an operator never receives an admin\'s job events, live or replayed, and d
   await finished(admin, 'secret_job');
   await finished(root, 'secret_job');
   await operator.request('rpc', 'query', {});
-  assert.deepEqual(jobEvents(operator, 'secret_job'), [], 'the operator received the admin\'s job events');
+  assert.deepEqual(jobEvents(operator, 'secret_job'), [], "the operator received the admin's job events");
 
   // Replayed: a fresh operator connection subscribing gets no admin event as "the last one".
   const late = await signedIn(t, agent, 'operator');
   await late.request('events', 'subscribe', ['dispatcher']);
   await late.request('rpc', 'query', {});
-  assert.deepEqual(late.events, [], 'the replayed last event was the admin\'s');
+  assert.deepEqual(late.events, [], "the replayed last event was the admin's");
 
   // list and log.
   assert.deepEqual(listed(await operator.request('rpc', 'dispatcher', { action: 'list' })), []);
@@ -60,11 +61,11 @@ test('an operator never receives an admin\'s job events, live or replayed, and d
   const theirs = await operator.request('rpc', 'dispatcher', { action: 'log', job_id: 'secret_job' });
   const missing = await operator.request('rpc', 'dispatcher', { action: 'log', job_id: 'no_such_job' });
   assert.equal(theirs.name, 'error');
-  assert.equal((theirs.args as { code: number }).code, (missing.args as { code: number }).code, 'another user\'s job must look like a missing one');
+  assert.equal((theirs.args as { code: number }).code, (missing.args as { code: number }).code, "another user's job must look like a missing one");
   assert.doesNotMatch(JSON.stringify(theirs.args), /admin-secret-output|echo/);
 });
 
-test('an operator\'s own job: the operator and full access see its events and list entry; the replay picks the newest it may see', async (t) => {
+test("an operator's own job: the operator and full access see its events and list entry; the replay picks the newest it may see", async (t) => {
   const agent = await startTestAgent();
   t.after(() => agent.dispose());
   const admin = await signedIn(t, agent, 'admin');

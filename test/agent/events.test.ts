@@ -7,10 +7,10 @@
  * socket would already have arrived before it.
  */
 import { EVERYONE } from '@hostadm/agent/events/audience.ts';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ErrorArgs } from '@hostadm/shared/protocol/errors.ts';
-import { rest, SIM_PASSWORD, startTestAgent, TestClient, type Envelope, type TestAgent, agentFor, clientFor } from '../helpers/agent.ts';
+import { rest, SIM_PASSWORD, type TestClient, type Envelope, agentFor, clientFor } from '../helpers/agent.ts';
 
 /** Waits for a reply on the connection, after which every event sent to it before has arrived. */
 async function settle(client: TestClient): Promise<void> {
@@ -172,7 +172,11 @@ test('a bad name inside an array is reported at its position with the valid name
   assert.equal(args.code, 400);
   // The caller sent an array as documented; the reply must point at the bad element ("1"), say which
   // names are valid, and not claim that an array is the wrong type.
-  assert.deepEqual((args.errors ?? []).map((e) => e.field), ['1'], JSON.stringify(args));
+  assert.deepEqual(
+    (args.errors ?? []).map((e) => e.field),
+    ['1'],
+    JSON.stringify(args),
+  );
   assert.match(args.message, /dispatcher.*life-preserver.*system-state/);
   assert.doesNotMatch(args.message, /received array/);
 });

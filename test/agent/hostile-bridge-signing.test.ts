@@ -77,7 +77,9 @@ function hostileBridge(t: TestContext, testStrings: string[]): { url: Promise<st
 
 async function agentWithFixedHostKey(t: TestContext) {
   const dataDir = mkdtempSync(join(tmpdir(), 'hostadm-hostile-bridge-'));
-  writeFileSync(join(dataDir, 'host-key.pem'), createPrivateKey({ key: HOST_PKCS8, format: 'der', type: 'pkcs8' }).export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  writeFileSync(join(dataDir, 'host-key.pem'), createPrivateKey({ key: HOST_PKCS8, format: 'der', type: 'pkcs8' }).export({ type: 'pkcs8', format: 'pem' }), {
+    mode: 0o600,
+  });
   const agent = await startTestAgent({}, dataDir);
   t.after(async () => {
     await agent.close();
@@ -101,7 +103,14 @@ test('a bridge that grinds T and asks the host key to sign "hostadm-hsc1 host" â
   const agentNonce = Buffer.alloc(32);
   agentNonce.writeBigUInt64LE(GROUND.agentNonceCounter, 0);
   const transcript = Buffer.from(
-    await transcriptHash({ md5Key: GROUND.md5Key, clientEph: GROUND.clientEph, clientNonce: GROUND.clientNonce, agentEph: GROUND.agentEph, agentNonce, hostKey: hostRaw }),
+    await transcriptHash({
+      md5Key: GROUND.md5Key,
+      clientEph: GROUND.clientEph,
+      clientNonce: GROUND.clientNonce,
+      agentEph: GROUND.agentEph,
+      agentNonce,
+      hostKey: hostRaw,
+    }),
   );
   assert.equal(transcript.toString('hex'), GROUND.transcriptHex);
   // Valid UTF-8, so it survives as a JSON string and the agent's UTF-8 encoding gives the bytes back.
@@ -113,7 +122,7 @@ test('a bridge that grinds T and asks the host key to sign "hostadm-hsc1 host" â
   const [attempt] = await bridge.attempts;
 
   const replayable = attempt!.signature !== undefined && verify(null, hostSignedMessage(transcript), hostPublic, attempt!.signature);
-  assert.equal(replayable, false, 'the agent signed the bridge\'s bytes: the signature passes as the host\'s A1 signature over T');
+  assert.equal(replayable, false, "the agent signed the bridge's bytes: the signature passes as the host's A1 signature over T");
   assert.equal(attempt!.signature, undefined, 'a malformed challenge is refused, not signed');
   assert.equal(attempt!.closeCode, 1008);
 });

@@ -80,7 +80,11 @@ test('over WebSocket: sysadm and the product class names reach the spec classes,
   assert.deepEqual(listed.args, same.args, 'the same class answers under both namespaces');
 
   // The product names route to snapshot, jail and vm; this host serves none of them, and says so in the request's words.
-  for (const [namespace, name] of [['sysadm', 'lifepreserver'], ['sysadm', 'iocage'], ['admin', 'iohyve']] as const) {
+  for (const [namespace, name] of [
+    ['sysadm', 'lifepreserver'],
+    ['sysadm', 'iocage'],
+    ['admin', 'iohyve'],
+  ] as const) {
     const reply = await admin.request(namespace, name, { action: 'list' });
     assert.equal(reply.name, 'error');
     assert.equal(reply.namespace, namespace);

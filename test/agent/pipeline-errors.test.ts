@@ -3,10 +3,10 @@
  * not serve, unknown actions, bad arguments, malformed frames and refused access — over WebSocket
  * and over REST — and that a refused request changes nothing.
  */
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ErrorArgs } from '@hostadm/shared/protocol/errors.ts';
-import { rest, SIM_PASSWORD, startTestAgent, TestClient, type Envelope, type TestAgent, agentFor, clientFor } from '../helpers/agent.ts';
+import { rest, SIM_PASSWORD, type Envelope, agentFor, clientFor } from '../helpers/agent.ts';
 import { ed25519Key, signatureProof } from '../helpers/keys.ts';
 
 const ADMIN: [string, string] = ['admin', SIM_PASSWORD];
@@ -139,10 +139,10 @@ test('several bad fields are reported together in one reply', async (t) => {
   const agent = await agentFor(t);
   const client = await clientFor(t, agent, 'admin');
 
-  const args = errorOf(
-    await client.call('settings', 'register_ssl_cert', { pub_key: 5, nickname: 7, email: ['x'], bogus: 1 }),
-    { namespace: 'admin', code: 400 },
-  );
+  const args = errorOf(await client.call('settings', 'register_ssl_cert', { pub_key: 5, nickname: 7, email: ['x'], bogus: 1 }), {
+    namespace: 'admin',
+    code: 400,
+  });
   assert.deepEqual(fields(args).sort(), ['bogus', 'email', 'nickname', 'pub_key']);
   for (const e of args.errors ?? []) assert.ok(e.message.length > 0);
   for (const name of ['pub_key', 'nickname', 'email', 'bogus']) assert.match(args.message, new RegExp(name));
@@ -217,12 +217,16 @@ test('a request before signing in is 401 Unauthorized with namespace rpc, over W
   assert.equal(wrong.status, 401);
 });
 
-test('a limited user revoking another user\'s key is 403 (namespace echoed) and the key stays', async (t) => {
+test("a limited user revoking another user's key is 403 (namespace echoed) and the key stays", async (t) => {
   const agent = await agentFor(t);
   const admin = await clientFor(t, agent);
   const token = await admin.login('admin');
   const key = ed25519Key();
-  const reg = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token), nickname: 'adm' });
+  const reg = await admin.call('settings', 'register_ssl_cert', {
+    pub_key: key.pubKeyB64,
+    proof: signatureProof(key, 'register-proof', token),
+    nickname: 'adm',
+  });
   assert.equal(reg.name, 'response', JSON.stringify(reg));
 
   const operator = await clientFor(t, agent, 'operator');

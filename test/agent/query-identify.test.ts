@@ -2,12 +2,12 @@
  * `identify` and `query` over real sockets: identify needs no sign-in; query lists exactly the
  * subsystems this host serves to the caller, with the access level the contracts declare.
  */
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { adminClasses, rpcClasses } from '@hostadm/shared/api/index.ts';
 import type { ErrorArgs } from '@hostadm/shared/protocol/errors.ts';
 import type { ClassContract } from '@hostadm/shared/protocol/define.ts';
-import { assertFullQuery, rest, SIM_PASSWORD, startTestAgent, TestClient, type TestAgent, agentFor, clientFor, simIdentity } from '../helpers/agent.ts';
+import { rest, SIM_PASSWORD, type TestAgent, agentFor, clientFor, simIdentity } from '../helpers/agent.ts';
 
 /** Every subsystem this agent serves, read/write (what a full-access user must see). */
 function fullFor(agent: TestAgent): Record<string, string> {

@@ -86,7 +86,7 @@ const eventOf = (e: Envelope) => (e.args as { args: Record<string, unknown> }).a
 const processId = (e: Envelope) => (eventOf(e).process_details as { process_id?: string } | undefined)?.process_id;
 const finished = (client: TestClient, id: string) => client.nextEvent((e) => processId(e) === id && eventOf(e).state === 'finished');
 
-test('a planned steps job: pkg-style acknowledgement, then the completion event in the spec\'s shape', async (t) => {
+test("a planned steps job: pkg-style acknowledgement, then the completion event in the spec's shape", async (t) => {
   const agent = await agentFor(t, { classes: served });
   const admin = await clientFor(t, agent, 'admin');
   await admin.request('events', 'subscribe', ['dispatcher']);
@@ -170,7 +170,10 @@ test('a planned function: fetchiso-style acknowledgement, progress events, outco
   assert.equal(event.download_rate, '1 MB/s');
   assert.equal((event.process_details as Record<string, unknown>)['return_codes/verify demo.iso'], '0');
   const progress = admin.events.filter((e) => processId(e) === ack.queueid && eventOf(e).state === 'running');
-  assert.ok(progress.some((e) => typeof eventOf(e).percent_done === 'string'), 'progress reached the subscriber before the end');
+  assert.ok(
+    progress.some((e) => typeof eventOf(e).percent_done === 'string'),
+    'progress reached the subscriber before the end',
+  );
   assert.ok(progress.every((e) => e.id === 'none' && eventOf(e).event_system === 'admin/demo'));
 });
 
@@ -191,7 +194,8 @@ test('after a restart, pending steps run again; pending work that is a function 
   t.after(() => admin.close());
   await admin.login('admin');
   await admin.request('events', 'subscribe', ['dispatcher']);
-  const read = async (id: string) => (await admin.request('rpc', 'dispatcher', { action: 'log', job_id: id })).args as { log: { state: string; success: string; reason: string; log: string } };
+  const read = async (id: string) =>
+    (await admin.request('rpc', 'dispatcher', { action: 'log', job_id: id })).args as { log: { state: string; success: string; reason: string; log: string } };
   for (let i = 0; i < 400 && (await read(greet.proc_id)).log.state !== 'finished'; i++) await new Promise((r) => setTimeout(r, 25));
   const greeted = (await read(greet.proc_id)).log;
   assert.equal(greeted.success, 'true');

@@ -31,7 +31,7 @@ test('sim: a dispatcher job that would write a file completes with its events an
   const { admin, dir } = await setup(t);
   const target = join(dir, 'etc.tar');
   const done = finished(admin, 'tar-1');
-  const reply = await admin.request('rpc', 'dispatcher', { action: 'run', 'tar-1': ['touch ' + join(dir, 'touched'), `tar -cf ${target} /etc/hostname`] });
+  const reply = await admin.request('rpc', 'dispatcher', { action: 'run', 'tar-1': [`touch ${join(dir, 'touched')}`, `tar -cf ${target} /etc/hostname`] });
   assert.deepEqual(reply.args, { started: ['tar-1'] });
   const event = payload(await done);
   assert.equal(event.success, 'true');
@@ -61,7 +61,7 @@ test('sim: echo, true and false behave as they would, so demos show real-looking
 test('sim with simHostCommands: the same job runs for real (the documented opt-in)', async (t) => {
   const { admin, dir } = await setup(t, { simHostCommands: true });
   const done = finished(admin, 'touch-1');
-  await admin.request('rpc', 'dispatcher', { action: 'run', 'touch-1': 'touch ' + join(dir, 'touched') });
+  await admin.request('rpc', 'dispatcher', { action: 'run', 'touch-1': `touch ${join(dir, 'touched')}` });
   await done;
   assert.equal(existsSync(join(dir, 'touched')), true);
 });

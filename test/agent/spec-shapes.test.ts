@@ -38,9 +38,9 @@ test('dispatcher list names all three queues, empty ones included', async (t) =>
   const agent = await agentFor(t);
   const admin = await clientFor(t, agent, 'admin');
   assert.deepEqual((await admin.request('rpc', 'dispatcher', { action: 'list' })).args, { jobs: { no_queue: {}, pkg_queue: {}, jail_queue: {} } });
-  const done = admin.request('events', 'subscribe', ['dispatcher']).then(() =>
-    admin.nextEvent((e) => payload(e).proc_id === 'listed' && payload(e).state === 'finished'),
-  );
+  const done = admin
+    .request('events', 'subscribe', ['dispatcher'])
+    .then(() => admin.nextEvent((e) => payload(e).proc_id === 'listed' && payload(e).state === 'finished'));
   await admin.request('rpc', 'dispatcher', { action: 'run', listed: 'true' });
   await done;
   const { jobs } = (await admin.request('rpc', 'dispatcher', { action: 'list' })).args as { jobs: Record<string, Record<string, unknown>> };

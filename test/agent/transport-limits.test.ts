@@ -7,7 +7,17 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AgentOptions } from '@hostadm/agent/agent.ts';
 import type { ErrorArgs } from '@hostadm/shared/protocol/errors.ts';
-import { assertFullQuery, rest, SIM_PASSWORD, startTestAgent, TestClient, type Envelope, type TestAgent, clientFor, simIdentity } from '../helpers/agent.ts';
+import {
+  assertFullQuery,
+  rest,
+  SIM_PASSWORD,
+  startTestAgent,
+  type TestClient,
+  type Envelope,
+  type TestAgent,
+  clientFor,
+  simIdentity,
+} from '../helpers/agent.ts';
 
 const ADMIN: [string, string] = ['admin', SIM_PASSWORD];
 
@@ -68,7 +78,12 @@ test('a REST body over the limit is 413 with an error envelope; a small one stil
 test('REST refuses other methods with 405 and an Allow header, and unknown paths with 404', async (t) => {
   const agent = await agentFor(t);
 
-  for (const [method, path] of [['GET', '/admin/settings'], ['DELETE', '/admin/settings'], ['GET', '/rpc/identify'], ['PATCH', '/rpc/query']] as const) {
+  for (const [method, path] of [
+    ['GET', '/admin/settings'],
+    ['DELETE', '/admin/settings'],
+    ['GET', '/rpc/identify'],
+    ['PATCH', '/rpc/query'],
+  ] as const) {
     const res = await fetch(`${agent.httpUrl}${path}`, { method });
     assert.equal(res.status, 405, `${method} ${path}`);
     assert.match(res.headers.get('allow') ?? '', /\bPUT\b/);
@@ -100,10 +115,13 @@ test('20 requests sent without waiting all come back, each matched to its own id
     const id = `burst-${i}-${(i * 7919).toString(36)}`;
     const kind = ['identify', 'query', 'list', 'bad-action'][i % 4]!;
     const reply =
-      kind === 'identify' ? client.request('rpc', 'identify', {}, id)
-      : kind === 'query' ? client.request('rpc', 'query', {}, id)
-      : kind === 'list' ? client.request('admin', 'settings', { action: 'list_ssl_certs' }, id)
-      : client.request('admin', 'settings', { action: `frob_${i}` }, id);
+      kind === 'identify'
+        ? client.request('rpc', 'identify', {}, id)
+        : kind === 'query'
+          ? client.request('rpc', 'query', {}, id)
+          : kind === 'list'
+            ? client.request('admin', 'settings', { action: 'list_ssl_certs' }, id)
+            : client.request('admin', 'settings', { action: `frob_${i}` }, id);
     sent.push({ id, kind, reply });
   }
   const replies = await Promise.all(sent.map((s) => s.reply));

@@ -57,7 +57,10 @@ const cache = mkdtempSync(join(tmpdir(), 'hostadm-bench-ncc-'));
 try {
   const env = { XDG_CONFIG_HOME: config, HOSTADM_URL: agent.url, HOSTADM_USER: 'admin', HOSTADM_PASSWORD: SIM_PASSWORD };
   console.log(`hostadm start-up, ${N} runs each after ${WARMUP} warm-up runs (the compile cache is warm after those)`);
-  for (const [suffix, extra] of [['', {}], [' [NODE_COMPILE_CACHE]', { NODE_COMPILE_CACHE: cache }]] as const) {
+  for (const [suffix, extra] of [
+    ['', {}],
+    [' [NODE_COMPILE_CACHE]', { NODE_COMPILE_CACHE: cache }],
+  ] as const) {
     await measure(`hostadm --version${suffix}`, ['--version'], { ...env, ...extra });
     await measure(`hostadm call rpc/identify${suffix}`, ['call', 'rpc/identify'], { ...env, ...extra });
     await measure(`hostadm call users usershow (token)${suffix}`, ['call', 'users', 'usershow'], { ...env, ...extra });

@@ -78,11 +78,15 @@ async function measure(perBatch: number, batch: () => Promise<void> | void): Pro
 
 function envelopeOfSize(bytes: number): string {
   const head = '{"id":"bench","name":"response","namespace":"rpc","args":"';
-  return head + 'x'.repeat(Math.max(0, bytes - head.length - 2)) + '"}';
+  return `${head + 'x'.repeat(Math.max(0, bytes - head.length - 2))}"}`;
 }
 
 async function channelPair(): Promise<{ client: SecureChannel; agent: SecureChannel }> {
-  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
   const host = await generateHostKey();
   const hs = await startClientHandshake({ clientKeyPem: privateKey, clientSpkiPem: publicKey });
   const agent = await answerClientHandshake({ c1Args: hs.c1Args, clientSpkiPem: publicKey, hostKeyPem: host.privatePkcs8Pem });
@@ -106,7 +110,7 @@ function nodeFraming() {
       const seq = seqBuf(sendSeq++);
       const c = createCipheriv('aes-256-gcm', key, Buffer.concat([Buffer.alloc(4), seq]));
       c.setAAD(Buffer.concat([aadPrefix, seq]));
-      return 'hsc1.' + Buffer.concat([seq, c.update(plain, 'utf8'), c.final(), c.getAuthTag()]).toString('base64');
+      return `hsc1.${Buffer.concat([seq, c.update(plain, 'utf8'), c.final(), c.getAuthTag()]).toString('base64')}`;
     },
     open(frame: string): string {
       const body = Buffer.from(frame.slice(5), 'base64');
@@ -182,6 +186,7 @@ interface Cell {
   what: string;
   perBatch: number;
   prepare?: () => Promise<unknown>;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a case may be synchronous and return nothing
   run: (input: unknown) => Promise<unknown> | void;
 }
 async function interleaved(size: number, cells: Cell[]): Promise<void> {
@@ -207,7 +212,10 @@ const { client, agent } = await channelPair();
 async function webCryptoPair(): Promise<{ client: SecureChannel; agent: SecureChannel }> {
   const secrets = { kC2a: randomBytes(32), kA2c: randomBytes(32), sid: randomBytes(16) };
   const copy = () => ({ kC2a: Uint8Array.from(secrets.kC2a), kA2c: Uint8Array.from(secrets.kA2c), sid: Uint8Array.from(secrets.sid) });
-  return { client: await SecureChannel.create('client', copy(), { engine: 'webcrypto' }), agent: await SecureChannel.create('agent', copy(), { engine: 'webcrypto' }) };
+  return {
+    client: await SecureChannel.create('client', copy(), { engine: 'webcrypto' }),
+    agent: await SecureChannel.create('agent', copy(), { engine: 'webcrypto' }),
+  };
 }
 const webSealPair = await webCryptoPair();
 const webOpenPair = await webCryptoPair();
@@ -219,17 +227,29 @@ for (const size of [200, 16384]) {
   const sample = await client.seal(plain);
   if ((await agent.open(sample)) !== plain) throw new Error('round trip failed');
 
-  row('hsc1 seal+open, one at a time', size, await measure(1, async () => {
-    await agent.open(await client.seal(plain));
-  }));
-  row(`hsc1 seal+open, ${INFLIGHT} in flight`, size, await measure(INFLIGHT, async () => {
-    const frames = await Promise.all(Array.from({ length: INFLIGHT }, () => client.seal(plain)));
-    await Promise.all(frames.map((f) => agent.open(f)));
-  }));
+  row(
+    'hsc1 seal+open, one at a time',
+    size,
+    await measure(1, async () => {
+      await agent.open(await client.seal(plain));
+    }),
+  );
+  row(
+    `hsc1 seal+open, ${INFLIGHT} in flight`,
+    size,
+    await measure(INFLIGHT, async () => {
+      const frames = await Promise.all(Array.from({ length: INFLIGHT }, () => client.seal(plain)));
+      await Promise.all(frames.map((f) => agent.open(f)));
+    }),
+  );
   const nf = nodeFraming();
-  row('node:crypto seal+open, same framing (sync)', size, await measure(50, () => {
-    for (let i = 0; i < 50; i++) nf.open(nf.seal(plain));
-  }));
+  row(
+    'node:crypto seal+open, same framing (sync)',
+    size,
+    await measure(50, () => {
+      for (let i = 0; i < 50; i++) nf.open(nf.seal(plain));
+    }),
+  );
 
   const bytes = Buffer.from(plain);
   const wc = await bareWebCrypto(bytes);
@@ -241,14 +261,22 @@ for (const size of [200, 16384]) {
     for (let i = 0; i < 50; i++) op();
   };
   await interleaved(size, [
-    { what: `hsc1 seal only, ${INFLIGHT} in flight`, perBatch: INFLIGHT, run: () => Promise.all(Array.from({ length: INFLIGHT }, () => sealPair.client.seal(plain))) },
+    {
+      what: `hsc1 seal only, ${INFLIGHT} in flight`,
+      perBatch: INFLIGHT,
+      run: () => Promise.all(Array.from({ length: INFLIGHT }, () => sealPair.client.seal(plain))),
+    },
     {
       what: `hsc1 open only, ${INFLIGHT} in flight`,
       perBatch: INFLIGHT,
       prepare: () => Promise.all(Array.from({ length: INFLIGHT }, () => openPair.client.seal(plain))),
       run: (frames) => Promise.all((frames as string[]).map((f) => openPair.agent.open(f))),
     },
-    { what: `hsc1 seal only, WebCrypto engine, ${INFLIGHT} in flight`, perBatch: INFLIGHT, run: () => Promise.all(Array.from({ length: INFLIGHT }, () => webSealPair.client.seal(plain))) },
+    {
+      what: `hsc1 seal only, WebCrypto engine, ${INFLIGHT} in flight`,
+      perBatch: INFLIGHT,
+      run: () => Promise.all(Array.from({ length: INFLIGHT }, () => webSealPair.client.seal(plain))),
+    },
     {
       what: `hsc1 open only, WebCrypto engine, ${INFLIGHT} in flight`,
       perBatch: INFLIGHT,
@@ -273,7 +301,11 @@ for (const size of [200, 16384]) {
 
 // Handshake: each step timed separately, sequentially (RSA-2048 private ops dominate).
 {
-  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
   const host = await generateHostKey();
   const steps = { start: [] as number[], answer: [] as number[], finish: [] as number[], verify: [] as number[], total: [] as number[] };
   for (let i = 0; i < HANDSHAKES + 3; i++) {
@@ -304,14 +336,25 @@ const perMain = (m: Measured) => 16384 / m.mainUs;
 const [seal, open] = [at(`hsc1 seal only, ${INFLIGHT}`), at(`hsc1 open only, ${INFLIGHT}`)];
 const [webSeal, webOpen] = [at('hsc1 seal only, WebCrypto engine'), at('hsc1 open only, WebCrypto engine')];
 const [wcEnc, wcDec] = [at('WebCrypto bare AES-GCM encrypt'), at('WebCrypto bare AES-GCM decrypt')];
-const [nodeSeal, nodeOpen, nodeGcm, nodeGcmBuf] = [at('node:crypto seal only'), at('node:crypto open only'), at('node:crypto bare AES-256-GCM encrypt (KeyObject)'), at('node:crypto bare AES-256-GCM encrypt (Buffer')];
+const [nodeSeal, nodeOpen, nodeGcm, nodeGcmBuf] = [
+  at('node:crypto seal only'),
+  at('node:crypto open only'),
+  at('node:crypto bare AES-256-GCM encrypt (KeyObject)'),
+  at('node:crypto bare AES-256-GCM encrypt (Buffer'),
+];
 const met = Math.min(mbs(seal), mbs(open)) >= TARGET_MBS;
 const f0 = (x: number) => x.toFixed(0);
 console.log(`\ntarget: bulk crypto ≥ ${TARGET_MBS} MB/s at 16 KiB (per side: a sender seals, a receiver opens)`);
-console.log(`  hsc1 as Node runs it (node:crypto engine + base64 framing): seal ${f0(mbs(seal))} MB/s, open ${f0(mbs(open))} MB/s → ${met ? 'MET' : 'NOT met'} on this machine in this run`);
+console.log(
+  `  hsc1 as Node runs it (node:crypto engine + base64 framing): seal ${f0(mbs(seal))} MB/s, open ${f0(mbs(open))} MB/s → ${met ? 'MET' : 'NOT met'} on this machine in this run`,
+);
 console.log(`  hsc1 on the WebCrypto engine (browsers, Workers; in Node for comparison): seal ${f0(mbs(webSeal))} MB/s, open ${f0(mbs(webOpen))} MB/s`);
-console.log(`  same run, same machine: WebCrypto bare AES-GCM encrypt ${f0(mbs(wcEnc))}, decrypt ${f0(mbs(wcDec))} MB/s (the WebCrypto ceiling); node:crypto bare encrypt ${f0(mbs(nodeGcm))} MB/s (the machine's AES-GCM ceiling; ${f0(mbs(nodeGcmBuf))} MB/s with a Buffer key), same framing seal ${f0(mbs(nodeSeal))}, open ${f0(mbs(nodeOpen))} MB/s`);
-console.log(`  hsc1 / bare WebCrypto: seal ${(mbs(seal) / mbs(wcEnc)).toFixed(2)}×, open ${(mbs(open) / mbs(wcDec)).toFixed(2)}×; hsc1 / node:crypto same framing: seal ${(mbs(seal) / mbs(nodeSeal)).toFixed(2)}×, open ${(mbs(open) / mbs(nodeOpen)).toFixed(2)}×`);
+console.log(
+  `  same run, same machine: WebCrypto bare AES-GCM encrypt ${f0(mbs(wcEnc))}, decrypt ${f0(mbs(wcDec))} MB/s (the WebCrypto ceiling); node:crypto bare encrypt ${f0(mbs(nodeGcm))} MB/s (the machine's AES-GCM ceiling; ${f0(mbs(nodeGcmBuf))} MB/s with a Buffer key), same framing seal ${f0(mbs(nodeSeal))}, open ${f0(mbs(nodeOpen))} MB/s`,
+);
+console.log(
+  `  hsc1 / bare WebCrypto: seal ${(mbs(seal) / mbs(wcEnc)).toFixed(2)}×, open ${(mbs(open) / mbs(wcDec)).toFixed(2)}×; hsc1 / node:crypto same framing: seal ${(mbs(seal) / mbs(nodeSeal)).toFixed(2)}×, open ${(mbs(open) / mbs(nodeOpen)).toFixed(2)}×`,
+);
 console.log(
   `  main-thread bound (16 KiB / main-thread µs, what one side reaches with the pool and GC on other cores): hsc1 seal ${f0(perMain(seal))}, open ${f0(perMain(open))}; ` +
     `bare WebCrypto ${f0(perMain(wcEnc))} / ${f0(perMain(wcDec))} MB/s`,

@@ -41,7 +41,13 @@ export function open(url: string): Promise<WebSocket> {
  * Signs in to the bridge as an agent or client: answers identify, enrolls with `token`, auth_ssl
  * pinned to the key, answers list_ssl_checksums; resolves with the first announcement.
  */
-export async function bridgeSignIn(url: string, type: 'server' | 'client', key: Key, token: string, md5Keys: string[]): Promise<{ ws: WebSocket; offer: string[] }> {
+export async function bridgeSignIn(
+  url: string,
+  type: 'server' | 'client',
+  key: Key,
+  token: string,
+  md5Keys: string[],
+): Promise<{ ws: WebSocket; offer: string[] }> {
   // The listener goes on before 'open': the bridge's identify request can arrive with the handshake.
   const ws = new WebSocket(url, { perMessageDeflate: false });
   return new Promise((resolve, reject) => {
@@ -58,7 +64,11 @@ export async function bridgeSignIn(url: string, type: 'server' | 'client', key: 
       } else if (env.name === 'error') {
         reject(new Error(`bridge refused ${env.id}: ${JSON.stringify(env.args)}`));
       } else if (env.id === 's1') {
-        const proof = sign(key.algorithm === 'rsa' ? 'sha256' : null, Buffer.from(signedMessage('bridge-signin', env.args.test_string as string)), key.privateKey);
+        const proof = sign(
+          key.algorithm === 'rsa' ? 'sha256' : null,
+          Buffer.from(signedMessage('bridge-signin', env.args.test_string as string)),
+          key.privateKey,
+        );
         call('s2', 'auth_ssl', { signature: proof.toString('base64') });
       } else if (env.id === 'bridge_request_list_keys') {
         reply(env.id, { md5_keys: md5Keys });
@@ -87,7 +97,7 @@ export async function memory(): Promise<{ rss: number; heap: number }> {
     readings.push({ rss: m.rss, heap: m.heapUsed });
     await new Promise((r) => setTimeout(r, 150));
   }
-  const mid = <T,>(xs: T[], f: (x: T) => number) => xs.map(f).sort((a, b) => a - b)[1]!;
+  const mid = <T>(xs: T[], f: (x: T) => number) => xs.map(f).sort((a, b) => a - b)[1]!;
   return { rss: mid(readings, (r) => r.rss), heap: mid(readings, (r) => r.heap) };
 }
 
@@ -118,7 +128,14 @@ export function spawnRole(script: string, role: string, args: string[] = [], nod
   const waiters: Array<(m: unknown) => void> = [];
   proc.on('message', (m) => (waiters.length > 0 ? waiters.shift()!(m) : queue.push(m)));
   const next = <T>() => new Promise<T>((resolve) => (queue.length > 0 ? resolve(queue.shift() as T) : waiters.push(resolve as (m: unknown) => void)));
-  return { proc, next, ask: <T>(msg: unknown) => (proc.send(msg as object), next<T>()) };
+  return {
+    proc,
+    next,
+    ask: <T>(msg: unknown) => {
+      proc.send(msg as object);
+      return next<T>();
+    },
+  };
 }
 
 /** utime + stime of a process, in seconds (Linux /proc; clock ticks of 10 ms). */

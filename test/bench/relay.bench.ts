@@ -27,7 +27,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import WebSocket, { WebSocketServer } from 'ws';
+import type WebSocket from 'ws';
+import { WebSocketServer } from 'ws';
 import { issueJoinToken } from '@hostadm/bridge/relay/join-token.ts';
 import { startWorkerdBridge } from '../../scripts/workerd-bridge.ts';
 import {
@@ -105,7 +106,12 @@ async function roleBridge(): Promise<void> {
   const pino = (await import('pino')).default;
   const dataDir = mkdtempSync(join(tmpdir(), 'hostadm-bench-bridge-'));
   // Every bench peer comes from loopback: lift the per-address socket cap (idle agents open thousands).
-  const bridge = await startBridge({ listen: { host: '127.0.0.1', port: 0 }, dataDir, logger: pino({ level: 'silent' }), config: { maxConnectionsPerAddress: 100_000 } });
+  const bridge = await startBridge({
+    listen: { host: '127.0.0.1', port: 0 },
+    dataDir,
+    logger: pino({ level: 'silent' }),
+    config: { maxConnectionsPerAddress: 100_000 },
+  });
   const secret = joinSecretKey(dataDir);
   process.on('message', async (msg: { cmd: string; kind?: 'agent' | 'client'; n?: number }) => {
     if (msg.cmd === 'tokens') {
@@ -204,7 +210,8 @@ async function parent(): Promise<void> {
     let workersAgentId = '';
     if (workers) {
       const workersUrl = `ws://127.0.0.1:${workers.port}/relay`;
-      const workersToken = async (kind: 'agent' | 'client') => (await issueJoinToken(new TextEncoder().encode(workers.joinSecret), { kind, ttlSeconds: 600 }, Date.now())).token;
+      const workersToken = async (kind: 'agent' | 'client') =>
+        (await issueJoinToken(new TextEncoder().encode(workers.joinSecret), { kind, ttlSeconds: 600 }, Date.now())).token;
       const workersKey = makeKey('rsa');
       await spawn('echo-peer', [workersUrl, await workersToken('agent'), workersKey.md5]).next();
       const signedIn = await bridgeSignIn(workersUrl, 'client', workersKey, await workersToken('client'), [workersKey.md5]);
@@ -221,7 +228,15 @@ async function parent(): Promise<void> {
       { name: 'minimal+heap†', link: (size) => plainLink(heavy, dummy, size), pid: heavyChild.proc.pid!, frames: 2, unloaded: false },
       { name: 'bridge', link: (size) => plainLink(viaBridge, agentId, size), pid: bridge.proc.pid!, frames: 2, unloaded: true },
       ...(workers && viaWorkers
-        ? [{ name: 'workers bridge§', link: (size: number) => plainLink(viaWorkers, workersAgentId, size), pid: workers.workerdPid(), frames: 2, unloaded: true }]
+        ? [
+            {
+              name: 'workers bridge§',
+              link: (size: number) => plainLink(viaWorkers, workersAgentId, size),
+              pid: workers.workerdPid(),
+              frames: 2,
+              unloaded: true,
+            },
+          ]
         : []),
       { name: 'bridge+hsc1‡', link: (size) => secureLink(viaBridgeSecure, secureAgentId, size, channel), pid: bridge.proc.pid!, frames: 2, unloaded: true },
     ];
@@ -259,9 +274,13 @@ async function parent(): Promise<void> {
       );
     }
     console.log('* CPU of the relay process per frame it forwards (direct: of the echo server per frame it echoes), from /proc');
-    console.log(`† the minimal relay in a process that loaded the bridge's modules (same heap as the bridge) and with its V8 flags (${bridgeFlags.join(' ') || 'none'}): a control, not a target`);
+    console.log(
+      `† the minimal relay in a process that loaded the bridge's modules (same heap as the bridge) and with its V8 flags (${bridgeFlags.join(' ') || 'none'}): a control, not a target`,
+    );
     if (workers) console.log('§ the same bridge on Cloudflare Workers in local workerd (wrangler dev, one Durable Object hub; CPU: the workerd process)');
-    console.log('‡ payload sealed by the load client, opened and resealed by the echo agent, opened again (size and MB/s: plaintext; on the wire base64 makes it 4/3)');
+    console.log(
+      '‡ payload sealed by the load client, opened and resealed by the echo agent, opened again (size and MB/s: plaintext; on the wire base64 makes it 4/3)',
+    );
     let throughputMet = true;
     for (const size of SIZES) {
       const b = summary.get(`bridge|${size}|${INFLIGHT}`)!;

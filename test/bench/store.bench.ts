@@ -59,7 +59,9 @@ try {
   let seq = jobs.nextSeq();
   await measure('agent JobStore insert+run+log+finish (4 writes)', (i) => {
     const id = `bench-${i}`;
-    jobs.insertAll([{ id, queue: 'no_queue', type: 'run', params: { cmd: 'true' }, commands: ['true'], owner: 'admin', state: 'pending', seq: seq++, createdAt: new Date() }]);
+    jobs.insertAll([
+      { id, queue: 'no_queue', type: 'run', params: { cmd: 'true' }, commands: ['true'], owner: 'admin', state: 'pending', seq: seq++, createdAt: new Date() },
+    ]);
     jobs.markRunning(id, new Date());
     jobs.saveLog(id, 'output line\n', false, { true: '0' });
     jobs.markFinished(id, { finishedAt: new Date(), success: true, reason: '', log: 'output line\n', logTruncated: false, returnCodes: { true: '0' } });
@@ -73,7 +75,11 @@ try {
     const md5Key = `md5-${i}-${randomUUID()}`;
     md5s.push(md5Key);
     const now = Date.now();
-    return bridge.enroll({ jti: randomUUID(), expiresAt: now + 3_600_000 }, { id: randomUUID(), md5Key, spkiPem: 'pem', algorithm: 'ed25519', kind: 'client', nickname: '', createdBy: 'bench', createdAt: now }, now);
+    return bridge.enroll(
+      { jti: randomUUID(), expiresAt: now + 3_600_000 },
+      { id: randomUUID(), md5Key, spkiPem: 'pem', algorithm: 'ed25519', kind: 'client', nickname: '', createdBy: 'bench', createdAt: now },
+      now,
+    );
   });
   await measure('bridge getByMd5 (sign-in lookup)', (i) => bridge.getByMd5(md5s[i % md5s.length]!));
   await measure('bridge touch (UPDATE last_seen)', async (i) => {

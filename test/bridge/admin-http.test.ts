@@ -220,7 +220,9 @@ test('hostadm bridge token|keys list|keys revoke --url: the same results through
   assert.equal(revoked.code, 0, show(revoked));
   assert.equal(revoked.stdout, `revoked ${row.key_id} (client alice-laptop)\nbridge at ${url} cut off 1 connection(s)\n`);
   assert.equal((await peer.closed).code, 4003);
-  const again = JSON.parse((await run(['bridge', 'keys', 'list', '--url', url, '--json'], { HOSTADM_BRIDGE_ADMIN_SECRET: secret })).stdout) as Array<Record<string, unknown>>;
+  const again = JSON.parse((await run(['bridge', 'keys', 'list', '--url', url, '--json'], { HOSTADM_BRIDGE_ADMIN_SECRET: secret })).stdout) as Array<
+    Record<string, unknown>
+  >;
   assert.match(String(again.find((k) => k.key_id === row.key_id)!.revoked_at), /^\d{4}-/);
 });
 
@@ -236,8 +238,18 @@ test('hostadm bridge --url: wrong secret 3, unreachable 6, bad arguments 2, unkn
   await new Promise((resolve) => server.close(resolve));
 
   const cases: Array<[string[], Record<string, string>, number, RegExp]> = [
-    [['bridge', 'keys', 'list', '--url', url, '--admin-secret-file', wrongFile], env, 3, /401 Unauthorized: the bridge at .* refused the admin secret from .*wrong-secret/],
-    [['bridge', 'token', '--kind', 'agent', '--url', url], { HOSTADM_BRIDGE_ADMIN_SECRET: 'nope' }, 3, /refused the admin secret from HOSTADM_BRIDGE_ADMIN_SECRET/],
+    [
+      ['bridge', 'keys', 'list', '--url', url, '--admin-secret-file', wrongFile],
+      env,
+      3,
+      /401 Unauthorized: the bridge at .* refused the admin secret from .*wrong-secret/,
+    ],
+    [
+      ['bridge', 'token', '--kind', 'agent', '--url', url],
+      { HOSTADM_BRIDGE_ADMIN_SECRET: 'nope' },
+      3,
+      /refused the admin secret from HOSTADM_BRIDGE_ADMIN_SECRET/,
+    ],
     [['bridge', 'keys', 'list', '--url', `http://127.0.0.1:${port}`], env, 6, /cannot reach the bridge at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/],
     [['bridge', 'keys', 'revoke', 'k00000000000', '--url', url], env, 4, /404: no key k00000000000/],
     [['bridge', 'keys', 'list', '--url', 'ftp://example.org'], env, 2, /--url "ftp:\/\/example\.org": expected an http\(s\) or ws\(s\) URL/],
@@ -246,7 +258,12 @@ test('hostadm bridge --url: wrong secret 3, unreachable 6, bad arguments 2, unkn
     [['bridge', 'token', '--kind', 'agent', '--nickname', '$(id)', '--data', join(dir, 'data')], {}, 2, /--nickname/],
     [['bridge', 'keys', 'list', '--admin-secret-file', wrongFile], {}, 2, /--admin-secret-file goes with --url/],
     [['bridge', 'keys', 'list', '--url', url, '--admin-secret-file', join(dir, 'missing')], {}, 2, /--admin-secret-file .*missing: ENOENT/],
-    [['bridge', 'keys', 'list', '--url', url, '--data', join(dir, 'nowhere')], {}, 2, /no admin secret for http:.*\n.*--admin-secret-file FILE or set HOSTADM_BRIDGE_ADMIN_SECRET/],
+    [
+      ['bridge', 'keys', 'list', '--url', url, '--data', join(dir, 'nowhere')],
+      {},
+      2,
+      /no admin secret for http:.*\n.*--admin-secret-file FILE or set HOSTADM_BRIDGE_ADMIN_SECRET/,
+    ],
   ];
   const results = await Promise.all(cases.map(([args, extra]) => run(args, extra)));
   cases.forEach(([args, , code, message], i) => {

@@ -36,7 +36,9 @@ function tempDir(t: TestContext): string {
   return dir;
 }
 
-test('hostadm bridge keys revoke cuts a connected peer off at once (4003); its sign-in fails afterwards', { skip: nodeOnly("the CLI finds the bridge through its data directory") }, async (t) => {
+test('hostadm bridge keys revoke cuts a connected peer off at once (4003); its sign-in fails afterwards', {
+  skip: nodeOnly('the CLI finds the bridge through its data directory'),
+}, async (t) => {
   const bridge = await startTestBridge(t);
   const agentKey = ed25519Key();
   const clientKey = rsaKey();
@@ -72,7 +74,9 @@ test('hostadm bridge keys revoke cuts a connected peer off at once (4003); its s
   assert.match(unknown.stderr, /no key k00000000000/);
 });
 
-test('a revocation written by another process is picked up by the periodic re-read', { skip: nodeOnly("another process writes the SQLite file; on Workers every revocation goes through the hub") }, async (t) => {
+test('a revocation written by another process is picked up by the periodic re-read', {
+  skip: nodeOnly('another process writes the SQLite file; on Workers every revocation goes through the hub'),
+}, async (t) => {
   const bridge = await startTestBridge(t);
   const key = ed25519Key();
   const { peer } = await signedInPeer(bridge, 'server', key);
@@ -98,7 +102,9 @@ test('POST /admin/revoke needs the admin secret', async (t) => {
   assert.equal((await fetch(url, { method: 'POST', body: 'nope', headers })).status, 400);
 });
 
-test('hostadm bridge token prints a JWT that enrolls once; keys list --json shows the key', { skip: nodeOnly("the CLI signs with the data directory's join secret") }, async (t) => {
+test('hostadm bridge token prints a JWT that enrolls once; keys list --json shows the key', {
+  skip: nodeOnly("the CLI signs with the data directory's join secret"),
+}, async (t) => {
   const bridge = await startTestBridge(t);
   const out = await run(['bridge', 'token', '--data', bridge.dataDir, '--kind', 'client', '--nickname', 'alice-laptop', '--ttl', '2h']);
   assert.equal(out.code, 0, out.stderr);
@@ -122,7 +128,17 @@ test('hostadm bridge token prints a JWT that enrolls once; keys list --json show
   assert.equal(listed.code, 0, listed.stderr);
   const rows = JSON.parse(listed.stdout) as Array<Record<string, unknown>>;
   assert.equal(rows.length, 1);
-  assert.deepEqual(Object.keys(rows[0]!).sort(), ['algorithm', 'created_at', 'created_by', 'key_id', 'kind', 'last_seen_at', 'md5_key', 'nickname', 'revoked_at']);
+  assert.deepEqual(Object.keys(rows[0]!).sort(), [
+    'algorithm',
+    'created_at',
+    'created_by',
+    'key_id',
+    'kind',
+    'last_seen_at',
+    'md5_key',
+    'nickname',
+    'revoked_at',
+  ]);
   assert.equal(rows[0]!.md5_key, md5Of(key));
   assert.equal(rows[0]!.kind, 'client');
   assert.equal(rows[0]!.algorithm, 'rsa');
@@ -137,7 +153,9 @@ test('hostadm bridge token prints a JWT that enrolls once; keys list --json show
   assert.notEqual(bad.code, 0);
 });
 
-test('hostadm bridge runs as a process: listening line, secrets 0600, healthz, bridge.url removed at exit', { skip: nodeOnly("the Node process and its data directory") }, async (t) => {
+test('hostadm bridge runs as a process: listening line, secrets 0600, healthz, bridge.url removed at exit', {
+  skip: nodeOnly('the Node process and its data directory'),
+}, async (t) => {
   const dir = tempDir(t);
   const child = spawn(hostadm, ['bridge', '--listen', '127.0.0.1:0', '--data', dir, '--log-level', 'warn'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => {

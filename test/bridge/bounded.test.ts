@@ -73,7 +73,11 @@ test('/metrics: loopback callers, or the admin secret; a remote caller without i
 test('/metrics in the shared app: a non-loopback caller needs the admin secret (in-process, any runtime)', async () => {
   const relay = { snapshot: () => ({ ok: 1 }), store: {} } as unknown as Relay;
   const appFor = (address: string) =>
-    createBridgeApp<object>({ relay, adminSecret: 'a'.repeat(40), runtime: { remoteAddress: () => address, upgrade: () => new Response(null, { status: 500 }) } });
+    createBridgeApp<object>({
+      relay,
+      adminSecret: 'a'.repeat(40),
+      runtime: { remoteAddress: () => address, upgrade: () => new Response(null, { status: 500 }) },
+    });
   assert.equal((await appFor('203.0.113.9').request('/metrics')).status, 401);
   assert.equal((await appFor('203.0.113.9').request('/metrics', { headers: { authorization: 'Bearer wrong' } })).status, 401);
   assert.equal((await appFor('203.0.113.9').request('/metrics', { headers: { authorization: `Bearer ${'a'.repeat(40)}` } })).status, 200);

@@ -33,7 +33,7 @@ test('frames: header and rewrite agree for strings and bytes', () => {
   const fromBytes = rewrite(bytes, 7, 'client-22', encodeHeader('client-22'));
   assert.equal(fromString, 'client-22\n{"a":"héllo\\n"}\nmore');
   assert.equal(new TextDecoder().decode(fromBytes as Uint8Array), fromString);
-  assert.equal(headerEnd('x'.repeat(200) + '\nbody', 128), -1);
+  assert.equal(headerEnd(`${'x'.repeat(200)}\nbody`, 128), -1);
   assert.equal(headerText('a b\nc', 3), null);
 });
 
@@ -56,7 +56,8 @@ class MemoryKeyStore implements KeyStore {
     if (this.jtis.has(token.jti)) return { ok: false, reason: 'token-used' };
     const existing = this.keys.find((k) => k.md5Key === key.md5Key);
     if (existing) return { ok: false, reason: existing.revokedAt ? 'key-revoked' : 'key-exists' };
-    if (key.kind === 'agent' && this.keys.some((k) => k.kind === 'agent' && k.nickname === key.nickname && k.revokedAt === null)) return { ok: false, reason: 'nickname-taken' };
+    if (key.kind === 'agent' && this.keys.some((k) => k.kind === 'agent' && k.nickname === key.nickname && k.revokedAt === null))
+      return { ok: false, reason: 'nickname-taken' };
     this.jtis.add(token.jti);
     const record = { ...key, lastSeenAt: null, revokedAt: null };
     this.keys.push(record);
@@ -88,7 +89,11 @@ class MemoryKeyStore implements KeyStore {
 
 /** Keys are their own md5 here; a proof is valid when it equals `signed:<purpose>:<challenge>:<md5>`. */
 const fakeCrypto: KeyCrypto = {
-  parsePublicKey: (b64) => ({ spkiPem: `-----BEGIN PUBLIC KEY-----\n${Buffer.alloc(44, b64.length).toString('base64')}\n-----END PUBLIC KEY-----\n`, algorithm: 'ed25519', md5Key: b64 }),
+  parsePublicKey: (b64) => ({
+    spkiPem: `-----BEGIN PUBLIC KEY-----\n${Buffer.alloc(44, b64.length).toString('base64')}\n-----END PUBLIC KEY-----\n`,
+    algorithm: 'ed25519',
+    md5Key: b64,
+  }),
   verifyProof: (key, purpose, challenge, proof) => proof === `signed:${purpose}:${challenge}:${key.md5Key}`,
 };
 

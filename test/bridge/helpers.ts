@@ -152,14 +152,17 @@ function sharedWorkerd(): Promise<WorkerdBridge> {
   return workerd;
 }
 
-async function startWorkersTestBridge(t: TestContext, overrides: NodeOverrides): Promise<TestBridge> {
+async function startWorkersTestBridge(_t: TestContext, overrides: NodeOverrides): Promise<TestBridge> {
   const unsupported = Object.keys(overrides).filter((k) => k !== 'config' && k !== 'listen' && k !== 'hostname');
   if (unsupported.length > 0) throw new Error(`the Workers test bridge cannot take ${unsupported.join(', ')}: mark the test nodeOnly()`);
   let w = await sharedWorkerd();
   const hub = `t${randomUUID().replaceAll('-', '').slice(0, 16)}`;
   const base = () => `${w.httpUrl}/_hub/${hub}`;
   const call = async <T>(path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(base() + path, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(
+      base() + path,
+      body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+    );
     if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
     return (await res.json()) as T;
   };

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, randomBytes } from 'node:crypto';
 import { ed25519Key, rsaKey, type TestKey } from '../helpers/keys.ts';
-import { md5Of, signedInPeer, startTestBridge, TestPeer, until, type TestBridge, nodeOnly } from './helpers.ts';
+import { md5Of, signedInPeer, startTestBridge, until, type TestBridge, nodeOnly } from './helpers.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 
 function fingerprint(key: TestKey): string {
@@ -46,12 +46,24 @@ test('announcements: matching peers of the opposite kind only, with their detail
   assert.match(agentId, /^agent-[0-9a-f-]{36}$/);
   const [announced] = a1.peers as Array<{ online_since?: string }>;
   assert.match(announced?.online_since ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'when the host came online');
-  assert.deepEqual(a1.peers, [{ id: agentId, kind: 'agent', nickname: 'web-1', hostname: 'server-host', host_key_fingerprint: fingerprint(agentKey), access: 'key', online_since: announced!.online_since }]);
+  assert.deepEqual(a1.peers, [
+    {
+      id: agentId,
+      kind: 'agent',
+      nickname: 'web-1',
+      hostname: 'server-host',
+      host_key_fingerprint: fingerprint(agentKey),
+      access: 'key',
+      online_since: announced!.online_since,
+    },
+  ]);
   const seenByAgent = await agent.nextAnnouncement(0, (a) => a.available_connections.length === 1);
   const c1Id = seenByAgent.available_connections[0]!;
   assert.match(c1Id, /^client-[0-9a-f-]{36}$/);
   const seenClient = (seenByAgent.peers as Array<{ online_since?: string }>)[0]!;
-  assert.deepEqual(seenByAgent.peers, [{ id: c1Id, kind: 'client', nickname: 'alice', hostname: 'client-host', host_key_fingerprint: null, access: 'key', online_since: seenClient.online_since }]);
+  assert.deepEqual(seenByAgent.peers, [
+    { id: c1Id, kind: 'client', nickname: 'alice', hostname: 'client-host', host_key_fingerprint: null, access: 'key', online_since: seenClient.online_since },
+  ]);
 
   // A client whose key the agent does not accept sees nothing, and the agent is not told about it.
   const agentSeen = agent.received.length;
@@ -101,7 +113,9 @@ test('relay frames: the first line becomes the sender id, and the body arrives b
     'line one\nline two\n\nline four\n',
     '',
     '{',
-    randomBytes(2048).toString('latin1').replace(/[\ud800-\udfff]/g, '?'),
+    randomBytes(2048)
+      .toString('latin1')
+      .replace(/[\ud800-\udfff]/g, '?'),
     // Frame sizes around the bridge's write paths (joined below 8 KiB; 16-bit and 64-bit lengths).
     'a'.repeat(8 * 1024 - 50),
     `{"big":"${randomBytes(15_000).toString('base64')}"}`,
@@ -115,11 +129,14 @@ test('relay frames: the first line becomes the sender id, and the body arrives b
     agent.ws.send(Buffer.from(`${clientId}\n${body}`, 'utf8'), { binary: false });
     assert.equal(await client.nextFrame(back), `${agentId}\n${body}`);
   }
-  const m = (await bridge.metrics());
+  const m = await bridge.metrics();
   assert.equal(m.frames_relayed, bodies.length * 2);
   const expectedBytes = bodies.reduce((n, b) => n + Buffer.byteLength(`${clientId}\n${b}`) + Buffer.byteLength(`${agentId}\n${b}`), 0);
   assert.equal(m.bytes_relayed, expectedBytes);
-  assert.equal(Object.values(m.drops).reduce((a, b) => a + b, 0), 0);
+  assert.equal(
+    Object.values(m.drops).reduce((a, b) => a + b, 0),
+    0,
+  );
 });
 
 test('drops: unknown destination, not announced, malformed; the sender is told and the counters move', async (t) => {
@@ -146,7 +163,7 @@ test('drops: unknown destination, not announced, malformed; the sender is told a
   client.ws.send(Buffer.from(`${agentId}\nbinary`), { binary: true });
   assert.deepEqual(await client.nextDropped(since), { destination: '', reason: 'malformed' });
 
-  const { drops } = (await bridge.metrics());
+  const { drops } = await bridge.metrics();
   assert.deepEqual(drops, { 'unknown-destination': 1, 'not-permitted': 1, 'queue-full': 0, 'too-large': 0, malformed: 5 });
 });
 
@@ -171,7 +188,9 @@ test('frame size: over the relay limit (4 MiB + 128 bytes) closes the sender (10
   await agent.nextAnnouncement(0, (a) => a.available_connections.length === 0);
 });
 
-test('a receiver that does not read: frames for it are dropped (queue-full), and after 30 s over the bound it is closed (1013)', { skip: nodeOnly("Workers sockets expose no bufferedAmount; the runtime applies back-pressure") }, async (t) => {
+test('a receiver that does not read: frames for it are dropped (queue-full), and after 30 s over the bound it is closed (1013)', {
+  skip: nodeOnly('Workers sockets expose no bufferedAmount; the runtime applies back-pressure'),
+}, async (t) => {
   const bridge = await startTestBridge(t, { config: { maxQueueBytes: 256 * 1024 } });
   const { client, agent, agentId } = await pair(t, bridge);
   // The agent stops reading its socket: kernel buffers fill, then the bridge's send queue for it.
@@ -214,7 +233,9 @@ test('a second connection with the same agent key replaces the first (4009); cli
   assert.equal((await bridge.metrics()).closes['4009'], 1);
 });
 
-test('heartbeat: pings every 20 s; a peer that answers stays, one silent for 60 s is closed (4000)', { skip: nodeOnly("a Durable Object cannot send pings; workerd answers peers' pings itself") }, async (t) => {
+test('heartbeat: pings every 20 s; a peer that answers stays, one silent for 60 s is closed (4000)', {
+  skip: nodeOnly("a Durable Object cannot send pings; workerd answers peers' pings itself"),
+}, async (t) => {
   const bridge = await startTestBridge(t);
   const { agent, client } = await pair(t, bridge);
   let pings = 0;
@@ -252,7 +273,10 @@ test('GET /healthz and /metrics', async (t) => {
   assert.deepEqual(await health.json(), { ok: true });
 
   // /metrics is the operator's: with the admin secret from anywhere (Node also serves loopback without it).
-  const metrics = (await (await fetch(`${bridge.httpUrl}/metrics`, { headers: { authorization: `Bearer ${bridge.adminSecret}` } })).json()) as Record<string, unknown>;
+  const metrics = (await (await fetch(`${bridge.httpUrl}/metrics`, { headers: { authorization: `Bearer ${bridge.adminSecret}` } })).json()) as Record<
+    string,
+    unknown
+  >;
   assert.deepEqual(metrics.connections, { agent: 1, client: 1, pending: 0 });
   assert.equal(metrics.connections_opened, 2);
   assert.equal(metrics.frames_relayed, 1);

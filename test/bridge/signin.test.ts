@@ -25,7 +25,9 @@ test('the bridge asks a new peer to identify, and answers identify itself', asyn
   assert.equal((unknown.args as { code: number }).code, 404);
 });
 
-test('bridge calls are bounded per connection: beyond 64 waiting, a 429', { skip: nodeOnly('workerd delivers each message as its own event once the previous call settled, so 64 never wait at once') }, async (t) => {
+test('bridge calls are bounded per connection: beyond 64 waiting, a 429', {
+  skip: nodeOnly('workerd delivers each message as its own event once the previous call settled, so 64 never wait at once'),
+}, async (t) => {
   const bridge = await startTestBridge(t);
   const peer = await TestPeer.connect(bridge.url, 'server');
   t.after(() => peer.close());
@@ -91,7 +93,7 @@ test('enrollment: a join token works once, for its kind, before it expires, and 
   const rsaForAgent = await agent.enroll(await bridge.token('agent'), rsaKey());
   assert.equal((rsaForAgent.args as { code: number }).code, 400);
 
-  const m = (await bridge.metrics());
+  const m = await bridge.metrics();
   assert.equal(m.enrollments, 2);
   assert.equal(m.enrollment_failures, 6);
   // Enrollment does not sign the peer in.
@@ -113,12 +115,15 @@ test('sign-in: signatures by the registered key (Ed25519 agent, RSA client), the
   assert.match(token, /^[A-Za-z0-9]{40}$/);
   assert.equal(seconds, 300);
   await until(() => agent.bridgeRequests.some((r) => r.id === 'bridge_request_list_keys'), 'list_ssl_checksums request');
-  assert.deepEqual(agent.bridgeRequests.find((r) => r.id === 'bridge_request_list_keys'), {
-    id: 'bridge_request_list_keys',
-    name: 'settings',
-    namespace: 'rpc',
-    args: { action: 'list_ssl_checksums' },
-  });
+  assert.deepEqual(
+    agent.bridgeRequests.find((r) => r.id === 'bridge_request_list_keys'),
+    {
+      id: 'bridge_request_list_keys',
+      name: 'settings',
+      namespace: 'rpc',
+      args: { action: 'list_ssl_checksums' },
+    },
+  );
   assert.equal(((await agent.request('auth_ssl', '')).args as { code: number }).code, 409, 'no second sign-in on one connection');
 
   // A client with an RSA key, pinned stage 1 (md5_key).
@@ -148,13 +153,19 @@ test('sign-in fails for a wrong proof, an unknown key, the other kind, a stale t
 
   // Proof made by another key.
   const s1 = await agent.request('auth_ssl', '');
-  assert.deepEqual((await agent.request('auth_ssl', { signature: signatureProof(ed25519Key(), 'bridge-signin', (s1.args as { test_string: string }).test_string) })).args, unauthorized);
+  assert.deepEqual(
+    (await agent.request('auth_ssl', { signature: signatureProof(ed25519Key(), 'bridge-signin', (s1.args as { test_string: string }).test_string) })).args,
+    unauthorized,
+  );
   // Stage 2 without stage 1 (the test string was used up by the failure).
   assert.deepEqual((await agent.request('auth_ssl', { signature: 'AAAA' })).args, unauthorized);
   // A stale test string (past the 30 s window).
   const s2 = await agent.request('auth_ssl', '');
   await bridge.clock.advance(31);
-  assert.deepEqual((await agent.request('auth_ssl', { signature: signatureProof(agentKey, 'bridge-signin', (s2.args as { test_string: string }).test_string) })).args, unauthorized);
+  assert.deepEqual(
+    (await agent.request('auth_ssl', { signature: signatureProof(agentKey, 'bridge-signin', (s2.args as { test_string: string }).test_string) })).args,
+    unauthorized,
+  );
 
   // A registered agent key used by a peer that identified as a client: kinds must match.
   const client = await TestPeer.connect(bridge.url, 'client');

@@ -27,7 +27,10 @@ async function clientAs(agent: TestAgent, user: string, level: 'full' | 'limited
   return client;
 }
 
-const is = (...head: string[]) => (argv: readonly string[]) => head.every((h, i) => argv[i] === h);
+const is =
+  (...head: string[]) =>
+  (argv: readonly string[]) =>
+    head.every((h, i) => argv[i] === h);
 
 /** operator (uid 2, group 5): the listing itself runs under their ids. */
 const AS_OPERATOR = ['chroot', '-u', '2', '-g', '5', '-G', '5', '/'];
@@ -50,7 +53,10 @@ function homeOperatorReplies(): CannedReply[] {
 
 test('FreeBSD fs parsers', async (t) => {
   await t.test('stat(1) prints the type words the port compares against (real man-page sample)', () => {
-    const types = fixture('stat-man-example.txt').trim().split('\n').map((l) => l.split(': ')[1]?.split(' -> ')[0]);
+    const types = fixture('stat-man-example.txt')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(': ')[1]?.split(' -> ')[0]);
     assert.deepEqual(types, ['Symbolic Link', 'Regular File', 'Directory', 'Symbolic Link']);
   });
 
@@ -158,7 +164,10 @@ test('FreeBSD fs dirlist through the agent', async (t) => {
     assert.deepEqual((await root.call('fs', 'dirlist', { dir: '/root/secret' })).args, { dirlist: {} });
     const missing: Envelope = await root.call('fs', 'dirlist', { dir: '/root/nothing' });
     assert.equal((missing.args as { code: number }).code, 400);
-    assert.deepEqual((missing.args as { errors: Array<{ field: string }> }).errors.map((e) => e.field), ['dir']);
+    assert.deepEqual(
+      (missing.args as { errors: Array<{ field: string }> }).errors.map((e) => e.field),
+      ['dir'],
+    );
     t.assert.snapshot(runner.calls);
   });
 

@@ -67,7 +67,10 @@ for (const platform of ['linux', 'freebsd', 'sim'] satisfies PlatformKind[]) {
       assert.equal(args.code, 400, label);
       assert.deepEqual([...new Set(args.errors?.map((e) => e.field))], ['dir'], label);
     }
-    for (const extra of [{ dir: '/', '; rm -rf /': 1 }, { dir: '/', exec: '$(id)' }]) {
+    for (const extra of [
+      { dir: '/', '; rm -rf /': 1 },
+      { dir: '/', exec: '$(id)' },
+    ]) {
       const reply = await client.call('fs', 'dirlist', extra);
       assert.equal((reply.args as { code: number }).code, 400);
     }
@@ -85,7 +88,12 @@ test('a legal path holding metacharacters reaches the host as one literal argume
     async run(argv) {
       calls.push([...argv]);
       const isStat = argv[0] === 'stat';
-      const stdout = isStat ? '0 0 41ed /\u00000 0 43ff /tmp\u0000' : argv.slice(4).map((s) => `${s}\u0000`).join('');
+      const stdout = isStat
+        ? '0 0 41ed /\u00000 0 43ff /tmp\u0000'
+        : argv
+            .slice(4)
+            .map((s) => `${s}\u0000`)
+            .join('');
       return { argv: [...argv], code: isStat ? 1 : 0, signal: null, stdout, stderr: '', timedOut: false, truncated: false, durationMs: 0 };
     },
   };

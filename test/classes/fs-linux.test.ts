@@ -139,7 +139,7 @@ test('fs dirlist on the real Linux platform', { skip: can.ok ? false : can.reaso
     assert.equal(code(await op.call('fs', 'dirlist', { dir: '/home/tree/file.txt' })), 400);
   });
 
-  await t.test('a limited listing runs with the caller\'s own ids, so the kernel has the last word', async () => {
+  await t.test("a limited listing runs with the caller's own ids, so the kernel has the last word", async () => {
     calls.length = 0;
     assert.ok(listing(await op.call('fs', 'dirlist', { dir: '/home/tree/public' }))['a.txt']);
     const find = calls.find((c) => c.includes('find'));
@@ -178,7 +178,10 @@ test('fs dirlist on the real Linux platform', { skip: can.ok ? false : can.reaso
     for (const dir of ['/home/tree/nothing', '/home/tree/file.txt', '/home/tree/public/dangling', '/home/tree/public/a.txt/x']) {
       const reply = await root.call('fs', 'dirlist', { dir });
       assert.equal(code(reply), 400, dir);
-      assert.deepEqual((reply.args as { errors: Array<{ field: string }> }).errors.map((e) => e.field), ['dir']);
+      assert.deepEqual(
+        (reply.args as { errors: Array<{ field: string }> }).errors.map((e) => e.field),
+        ['dir'],
+      );
     }
   });
 

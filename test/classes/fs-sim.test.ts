@@ -61,7 +61,7 @@ test('fs dirlist on the sim host', async (t) => {
     assert.equal(typeof (etc['rc.conf'] as { size: unknown }).size, 'number');
   });
 
-  await t.test('a full-access user lists anything, including /root and other users\' homes', async () => {
+  await t.test("a full-access user lists anything, including /root and other users' homes", async () => {
     const admin = await signedIn(agent, 'admin');
     t.after(() => admin.close());
     assert.ok(listingOf(await admin.call('fs', 'dirlist', { dir: '/root' }))['.history']);
@@ -119,9 +119,15 @@ test('fs dirlist on the sim host', async (t) => {
       }
       const missing = errorOf(await client.call('fs', 'dirlist', {}));
       assert.equal(missing.code, 400);
-      assert.deepEqual(missing.errors?.map((e) => e.field), ['dir']);
+      assert.deepEqual(
+        missing.errors?.map((e) => e.field),
+        ['dir'],
+      );
       const extra = errorOf(await client.call('fs', 'dirlist', { dir: '/', recursive: true }));
-      assert.deepEqual(extra.errors?.map((e) => e.field), ['recursive']);
+      assert.deepEqual(
+        extra.errors?.map((e) => e.field),
+        ['recursive'],
+      );
     }
   });
 
@@ -137,6 +143,7 @@ test('fs dirlist on the sim host', async (t) => {
     t.after(() => admin.close());
     const tmp = listingOf(await admin.call('fs', 'dirlist', { dir: '/tmp' }));
     assert.ok(Object.hasOwn(tmp, '__proto__'), 'an entry named __proto__ is an entry');
+    // biome-ignore lint/suspicious/noProto: a file named __proto__ must be an ordinary key, which is what this checks
     assert.deepEqual(tmp['__proto__'], { group: 'admin', owner: 'admin', size: 7 });
     assert.deepEqual(tmp['with space\nand newline'], { group: 'nobody', owner: 'nobody', size: 1 });
     assert.deepEqual(tmp['orphan'], { group: '4242', owner: '4242', size: 0 }, 'ids without a name stay numeric');

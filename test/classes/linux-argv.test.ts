@@ -5,7 +5,7 @@
  * each action's commands, and what went to their standard input, are compared with the snapshot.
  * Reads of /proc and /sys (memory, CPU ticks, sensors, battery) are not commands and do not appear.
  */
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { RecordingRunner } from '@hostadm/agent/runner/recording-runner.ts';
@@ -37,7 +37,10 @@ function debianRunner(): RecordingRunner {
     { match: ['stat', '-L', '--printf', STAT_FORMAT, '--', '/', '/home', '/home/admin'], stdout: dirStat('/') + dirStat('/home') + dirStat('/home/admin') },
     { match: ['id', '-u', '--', 'operator'], stdout: '1002\n' },
     { match: ['id', '-G', '--', 'operator'], stdout: '1002 50\n' },
-    { match: (argv) => argv.includes('find') && argv.includes(FIND_FORMAT), stdout: 'f\0f\0admin\0admin\x005\0\0notes.txt\0d\0d\0admin\0admin\x004096\0\0src\0' },
+    {
+      match: (argv) => argv.includes('find') && argv.includes(FIND_FORMAT),
+      stdout: 'f\0f\0admin\0admin\x005\0\0notes.txt\0d\0d\0admin\0admin\x004096\0\0src\0',
+    },
     { match: ['ip', '-j', '-d', 'link', 'show'], stdout: IP_LINK },
     { match: ['ip', '-j', 'addr', 'show'], stdout: IP_ADDR },
     { match: [...PS_ARGV], stdout: fixture('ps.txt') },
@@ -66,10 +69,22 @@ const CALLS: Call[] = [
   ['root', 'users', 'usershow', {}],
   ['root', 'users', 'groupshow', {}],
   ['root', 'users', 'useradd', { name: 'bob', password: 'pw; $(reboot)' }],
-  ['root', 'users', 'useradd', {
-    name: 'carol', password: 'secret', uid: '2001', comment: 'Carol C, Room 2', home_dir: '/home/carol', expire: '20-Mar-2037',
-    shell: '/bin/bash', group: 'staff', other_groups: ['wheel', 'staff'],
-  }],
+  [
+    'root',
+    'users',
+    'useradd',
+    {
+      name: 'carol',
+      password: 'secret',
+      uid: '2001',
+      comment: 'Carol C, Room 2',
+      home_dir: '/home/carol',
+      expire: '20-Mar-2037',
+      shell: '/bin/bash',
+      group: 'staff',
+      other_groups: ['wheel', 'staff'],
+    },
+  ],
   ['root', 'users', 'useradd', { name: 'svc', password: 'secret', home_dir: '/nonexistent' }],
   ['root', 'users', 'userdelete', { name: 'admin' }],
   ['root', 'users', 'userdelete', { name: 'admin', clean_home: 'false' }],

@@ -73,7 +73,10 @@ test('FreeBSD ifconfig parsing (real samples)', async (t) => {
 
   await t.test('SaltStack fixture: first of two addresses, point-to-point, interfaces without details', () => {
     const devices = devicesFrom('ifconfig-salt.txt');
-    assert.deepEqual(devices.map((d) => d.name), ['em0', 'em1', 'plip0', 'lo0', 'tun0']);
+    assert.deepEqual(
+      devices.map((d) => d.name),
+      ['em0', 'em1', 'plip0', 'lo0', 'tun0'],
+    );
     assert.deepEqual(byName(devices, 'em0').ipv4, { address: '10.10.10.250', netmask: '255.255.255.224' });
     assert.equal(byName(devices, 'em1').status, 'no carrier');
     assert.equal(byName(devices, 'em1').up, false);
@@ -107,7 +110,13 @@ test('FreeBSD ifconfig parsing (real samples)', async (t) => {
     assert.equal(rcVar('em0.100'), 'ifconfig_em0_100');
     for (const yes of ['DHCP', 'WPA DHCP', 'WPA SYNCDHCP', 'syncdhcp', 'NOSYNCDHCP mtu 9000']) assert.equal(isDhcpConfig(yes), true, yes);
     for (const no of ['inet 192.168.1.150 netmask 255.255.255.0', 'up', '', undefined, 'NODHCPX']) assert.equal(isDhcpConfig(no), false, String(no));
-    assert.deepEqual([...parseNameValue(fixture('sysrc-laptop.txt'))], [['ifconfig_em0', 'DHCP'], ['ifconfig_wlan0', 'WPA SYNCDHCP']]);
+    assert.deepEqual(
+      [...parseNameValue(fixture('sysrc-laptop.txt'))],
+      [
+        ['ifconfig_em0', 'DHCP'],
+        ['ifconfig_wlan0', 'WPA SYNCDHCP'],
+      ],
+    );
   });
 });
 

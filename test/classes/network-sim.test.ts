@@ -33,17 +33,20 @@ test('network list-devices on the sim host', async (t) => {
     assert.deepEqual(Object.keys(first).sort(), ['em0', 'lo0', 'wlan0']);
     const em0 = first['em0'] as Record<string, string>;
     assert.match(em0['MAC'] as string, /^00:1f:16(:[0-9a-f]{2}){3}$/);
-    assert.deepEqual({ ...em0, MAC: 'x', ipv6: 'x' }, {
-      MAC: 'x',
-      description: 'Intel(R) PRO/1000 Network Connection 7.6.1-k',
-      ipv4: '192.168.1.23',
-      ipv6: 'x',
-      is_active: 'true',
-      is_dhcp: 'true',
-      is_wireless: 'false',
-      netmask: '255.255.255.0',
-      status: 'active',
-    });
+    assert.deepEqual(
+      { ...em0, MAC: 'x', ipv6: 'x' },
+      {
+        MAC: 'x',
+        description: 'Intel(R) PRO/1000 Network Connection 7.6.1-k',
+        ipv4: '192.168.1.23',
+        ipv6: 'x',
+        is_active: 'true',
+        is_dhcp: 'true',
+        is_wireless: 'false',
+        netmask: '255.255.255.0',
+        status: 'active',
+      },
+    );
     assert.match(em0['ipv6'] as string, /^fe80::[0-9a-f:]+%em0$/, 'the link-local address carries its scope');
     assert.deepEqual(first['lo0'], {
       MAC: '',
@@ -80,7 +83,10 @@ test('network list-devices on the sim host', async (t) => {
     assert.equal(reply.name, 'error');
     const args = reply.args as { code: number; errors: Array<{ field: string }> };
     assert.equal(args.code, 400);
-    assert.deepEqual(args.errors.map((e) => e.field), ['device']);
+    assert.deepEqual(
+      args.errors.map((e) => e.field),
+      ['device'],
+    );
     const unknown = await admin.call('network', 'list_devices');
     assert.equal((unknown.args as { code: number }).code, 400, 'the action is spelled with a hyphen');
   });

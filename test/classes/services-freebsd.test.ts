@@ -25,7 +25,13 @@ const fixture = (name: string) => readFileSync(new URL(`../fixtures/freebsd/serv
 const GREP = fixture('rc-headers.grep.txt');
 const SERVICE_E = fixture('service-e.txt');
 /** The scripts the grep fixture covers, as find(1) lists them (find's order is the directory's, not sorted). */
-const SCRIPTS = [...new Set(GREP.split('\n').filter(Boolean).map((l) => l.slice(0, l.indexOf(':'))))].reverse();
+const SCRIPTS = [
+  ...new Set(
+    GREP.split('\n')
+      .filter(Boolean)
+      .map((l) => l.slice(0, l.indexOf(':'))),
+  ),
+].reverse();
 
 test('rc.d headers: names, tags as rc.subr evaluates them, descriptions; scripts without rcvar are not services', () => {
   const headers = parseRcHeaders(GREP);
@@ -36,8 +42,23 @@ test('rc.d headers: names, tags as rc.subr evaluates them, descriptions; scripts
     }),
   );
   assert.deepEqual(Object.keys(services).sort(), [
-    'cron', 'devd', 'inetd', 'ipfw', 'local_unbound', 'moused', 'nginx', 'ntpd', 'owntone', 'pf', 'postgresql', 'powerd', 'sendmail', 'sshd',
-    'storj_monitor', 'syslogd', 'zfs',
+    'cron',
+    'devd',
+    'inetd',
+    'ipfw',
+    'local_unbound',
+    'moused',
+    'nginx',
+    'ntpd',
+    'owntone',
+    'pf',
+    'postgresql',
+    'powerd',
+    'sendmail',
+    'sshd',
+    'storj_monitor',
+    'syslogd',
+    'zfs',
   ]);
   assert.deepEqual(services.sshd, { name: 'sshd', tag: 'sshd_enable', description: 'Secure Shell Daemon' });
   // The original's bug: ipfw is switched by firewall_enable, which its enable wrote as ipfw_enable.
@@ -54,13 +75,15 @@ test('rc.d headers: names, tags as rc.subr evaluates them, descriptions; scripts
   assert.equal(rcService('/etc/rc.d/hostname', headers.get('/etc/rc.d/hostname') ?? {}), null, 'no rcvar: runs at every boot');
 });
 
-test('rc.d header edge cases (constructed lines, in the forms the Porter\'s Handbook and old ports use)', () => {
+test("rc.d header edge cases (constructed lines, in the forms the Porter's Handbook and old ports use)", () => {
   assert.equal(shellWord('"a \\"b\\" \\$c"  # comment'), 'a "b" $c');
   assert.equal(shellWord("'single $quoted'"), 'single $quoted');
   assert.equal(shellWord('bare;next'), 'bare');
   // A computed name is whatever the file is called.
   assert.deepEqual(rcService('/usr/local/etc/rc.d/dummy', { name: '${name##*/}', rcvar: '"${name}_enable"' }), {
-    name: 'dummy', tag: 'dummy_enable', description: '',
+    name: 'dummy',
+    tag: 'dummy_enable',
+    description: '',
   });
   assert.equal(rcService('/usr/local/etc/rc.d/x', { name: 'x', rcvar: '$(set_rcvar y)' })?.tag, 'y_enable');
   assert.equal(rcService('/usr/local/etc/rc.d/x', { name: 'x', rcvar: '"$name"' })?.tag, 'x');
@@ -132,11 +155,20 @@ test('list_services: every script with its record, from find, grep, service -e a
   const list = await listServices(root);
   assert.equal(Object.keys(list).length, 17);
   assert.deepEqual(list.sshd, {
-    description: 'Secure Shell Daemon', is_enabled: 'true', is_running: 'true', name: 'sshd', path: '/etc/rc.d/sshd', tag: 'sshd_enable',
+    description: 'Secure Shell Daemon',
+    is_enabled: 'true',
+    is_running: 'true',
+    name: 'sshd',
+    path: '/etc/rc.d/sshd',
+    tag: 'sshd_enable',
   });
   assert.deepEqual(list.ipfw, {
     description: 'Firewall, traffic shaper, packet scheduler, in-kernel NAT',
-    is_enabled: 'false', is_running: 'false', name: 'ipfw', path: '/etc/rc.d/ipfw', tag: 'firewall_enable',
+    is_enabled: 'false',
+    is_running: 'false',
+    name: 'ipfw',
+    path: '/etc/rc.d/ipfw',
+    tag: 'firewall_enable',
   });
   assert.equal(list.nginx?.path, '/usr/local/etc/rc.d/nginx');
   assert.equal(list.inetd?.is_enabled, 'true');
@@ -163,7 +195,10 @@ test('each action runs the FreeBSD tools an administrator would (argv snapshot)'
   }
   // Enabled services use the plain command, the others `one...`; boot settings go through sysrc,
   // and one already in the asked state (sshd enabled, nginx disabled) runs nothing.
-  assert.deepEqual(ran.start, [['service', '--', 'sshd', 'start'], ['service', '--', 'nginx', 'onestart']]);
+  assert.deepEqual(ran.start, [
+    ['service', '--', 'sshd', 'start'],
+    ['service', '--', 'nginx', 'onestart'],
+  ]);
   assert.deepEqual(ran.enable, [['sysrc', '--', 'pf_enable=YES']]);
   assert.deepEqual(ran.disable, [['sysrc', '--', 'sshd_enable=NO']]);
   snapshotArgv(t, ran);
@@ -180,7 +215,10 @@ test('already in the asked state counts as done; a stale "not enabled" refusal i
   assert.deepEqual(await ok(root, 'stop', { services: ['pf'] }), { services_stopped: ['pf'] });
   runner.calls.length = 0;
   assert.deepEqual(await ok(root, 'start', { services: ['cron'] }), { services_started: ['cron'] });
-  assert.deepEqual(runner.calls.slice(3), [['service', '--', 'cron', 'start'], ['service', '--', 'cron', 'onestart']]);
+  assert.deepEqual(runner.calls.slice(3), [
+    ['service', '--', 'cron', 'start'],
+    ['service', '--', 'cron', 'onestart'],
+  ]);
 });
 
 test('a start that fails goes on with the others and answers 500 naming what started and what failed', async (t) => {
@@ -190,7 +228,10 @@ test('a start that fails goes on with the others and answers 500 naming what sta
   const { root } = await freebsdAgent(t, runner);
   const err = expectError(await root.call('services', 'start', { services: ['sshd', 'nginx', 'cron'] }), 500);
   assert.match(err.message, /^services start: sshd, cron started; failed: nginx \(service nginx onestart exited with code 1: .*failed to start nginx\)$/);
-  assert.ok(runner.calls.some((c) => c.join(' ') === 'service -- cron start'), 'cron was still started');
+  assert.ok(
+    runner.calls.some((c) => c.join(' ') === 'service -- cron start'),
+    'cron was still started',
+  );
   // The spec's success array survives the failure: what started is listed under its usual key.
   const partial = err as unknown as { services_started: string[]; services_failed: Record<string, string> };
   assert.deepEqual(partial.services_started, ['sshd', 'cron']);
@@ -229,5 +270,9 @@ test('an unknown service is a 400 before anything runs', async (t) => {
   const { root } = await freebsdAgent(t, runner);
   const err = expectError(await root.call('services', 'stop', { services: ['sshd', 'hostname'] }), 400);
   assert.deepEqual(err.errors, [{ field: 'services.1', message: 'no service named hostname on this host' }]);
-  assert.deepEqual(runner.calls.map((c) => c[0]), ['find', 'grep', 'service'], 'only the inventory ran');
+  assert.deepEqual(
+    runner.calls.map((c) => c[0]),
+    ['find', 'grep', 'service'],
+    'only the inventory ran',
+  );
 });

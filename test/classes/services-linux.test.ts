@@ -91,7 +91,11 @@ function links(sandbox: LinuxSandbox, name: string): string[] {
   return ['0', '1', '2', '3', '4', '5', '6', 'S']
     .flatMap((l) => {
       const dir = join(sandbox.etc, `rc${l}.d`);
-      return existsSync(dir) ? readdirSync(dir).filter((f) => f.slice(3) === name).map((f) => `rc${l}.d/${f}`) : [];
+      return existsSync(dir)
+        ? readdirSync(dir)
+            .filter((f) => f.slice(3) === name)
+            .map((f) => `rc${l}.d/${f}`)
+        : [];
     })
     .sort();
 }
@@ -114,7 +118,7 @@ test('SysV: list_services reads /etc/init.d, the LSB descriptions, the rc?.d lin
     assert.equal(record.path, `/etc/init.d/${record.name}`);
     assert.equal(record.is_enabled, String(startsAtBoot(sandbox, record.name)), record.name);
   }
-  assert.ok(!existsSync('/etc/init.d/hostadm-test'), 'the host\'s /etc is untouched');
+  assert.ok(!existsSync('/etc/init.d/hostadm-test'), "the host's /etc is untouched");
 });
 
 test('SysV: start, restart and stop the daemon for real, read back through the agent and the pidfile', { skip }, async (t) => {
@@ -143,8 +147,13 @@ test('SysV: enable and disable create and flip the rc?.d links with update-rc.d'
   // Never installed: the first enable installs the links from the LSB header.
   assert.deepEqual(await ok(root, 'enable', { services: ['hostadm-test'] }), { services_enabled: ['hostadm-test'] });
   assert.deepEqual(links(sandbox, 'hostadm-test'), [
-    'rc0.d/K01hostadm-test', 'rc1.d/K01hostadm-test', 'rc2.d/S01hostadm-test', 'rc3.d/S01hostadm-test',
-    'rc4.d/S01hostadm-test', 'rc5.d/S01hostadm-test', 'rc6.d/K01hostadm-test',
+    'rc0.d/K01hostadm-test',
+    'rc1.d/K01hostadm-test',
+    'rc2.d/S01hostadm-test',
+    'rc3.d/S01hostadm-test',
+    'rc4.d/S01hostadm-test',
+    'rc5.d/S01hostadm-test',
+    'rc6.d/K01hostadm-test',
   ]);
   assert.equal((await listServices(root))['hostadm-test']?.is_enabled, 'true');
 
@@ -161,7 +170,10 @@ test('SysV: enable and disable create and flip the rc?.d links with update-rc.d'
 test('SysV: a failing start is reported by name while the others start', { skip }, async (t) => {
   const { sandbox, root } = await sysvHost(t, { 'hostadm-test': {}, 'hostadm-broken': { startCode: 1 } });
   const err = expectError(await root.call('services', 'start', { services: ['hostadm-broken', 'hostadm-test'] }), 500);
-  assert.match(err.message, /^services start: hostadm-test started; failed: hostadm-broken \(service hostadm-broken start exited with code 1: hostadm-broken: cannot start: configuration missing\)$/);
+  assert.match(
+    err.message,
+    /^services start: hostadm-test started; failed: hostadm-broken \(service hostadm-broken start exited with code 1: hostadm-broken: cannot start: configuration missing\)$/,
+  );
   assert.ok(await daemonPid(sandbox, 'hostadm-test'));
 });
 
@@ -180,7 +192,10 @@ test('SysV: an enable that cannot take effect is undone with the ones before it'
 test('SysV: an unknown script is a 400 and nothing runs', { skip }, async (t) => {
   const { sandbox, root } = await sysvHost(t, { 'hostadm-test': {} });
   const err = expectError(await root.call('services', 'start', { services: ['hostadm-test', 'no-such-daemon'] }), 400);
-  assert.deepEqual(err.errors?.map((e) => e.field), ['services.1']);
+  assert.deepEqual(
+    err.errors?.map((e) => e.field),
+    ['services.1'],
+  );
   assert.equal(await daemonPid(sandbox, 'hostadm-test'), null);
 });
 
@@ -189,11 +204,17 @@ const fixture = (name: string) => readFileSync(new URL(`../fixtures/linux/servic
 test('systemd parsers: list-unit-files (real) and show', () => {
   const files = parseUnitFiles(fixture('systemctl-list-unit-files.txt'));
   assert.equal(files.length, 107);
-  assert.deepEqual(files.find((f) => f.unit === 'postgresql.service'), { unit: 'postgresql.service', state: 'enabled' });
+  assert.deepEqual(
+    files.find((f) => f.unit === 'postgresql.service'),
+    { unit: 'postgresql.service', state: 'enabled' },
+  );
   const refs = files.flatMap((f) => unitRef(f) ?? []);
   assert.ok(!refs.some((r) => r.tag.includes('@')), 'templates are not services one can start');
   assert.ok(!refs.some((r) => r.tag === 'kmod.service'), 'aliases repeat another unit');
-  assert.deepEqual(refs.find((r) => r.name === 'postgresql'), { name: 'postgresql', tag: 'postgresql.service', handle: 'postgresql.service', enabled: true });
+  assert.deepEqual(
+    refs.find((r) => r.name === 'postgresql'),
+    { name: 'postgresql', tag: 'postgresql.service', handle: 'postgresql.service', enabled: true },
+  );
   assert.match(refs.find((r) => r.name === 'dbus')?.bootFixed ?? '', /dbus.service is static/);
   assert.match(refs.find((r) => r.name === 'x11-common')?.bootFixed ?? '', /masked/);
 
@@ -222,8 +243,12 @@ test('systemd: every action through the agent, with the argv each one runs (snap
   runner.calls.length = 0;
   const list = await listServices(root);
   assert.deepEqual(list.postgresql, {
-    description: 'PostgreSQL RDBMS', is_enabled: 'true', is_running: 'true', name: 'postgresql',
-    path: '/lib/systemd/system/postgresql.service', tag: 'postgresql.service',
+    description: 'PostgreSQL RDBMS',
+    is_enabled: 'true',
+    is_running: 'true',
+    name: 'postgresql',
+    path: '/lib/systemd/system/postgresql.service',
+    tag: 'postgresql.service',
   });
   assert.equal(list['console-getty']?.is_enabled, 'false');
   assert.equal(list['console-getty']?.is_running, 'false');
@@ -244,7 +269,10 @@ test('systemd: every action through the agent, with the argv each one runs (snap
     assert.deepEqual(await ok(root, action, { services }), reply);
     ran[action] = runner.calls.slice(1); // after list-unit-files, the names' check
   }
-  assert.deepEqual(ran.start, [['systemctl', 'start', '--', 'postgresql.service'], ['systemctl', 'start', '--', 'console-getty.service']]);
+  assert.deepEqual(ran.start, [
+    ['systemctl', 'start', '--', 'postgresql.service'],
+    ['systemctl', 'start', '--', 'console-getty.service'],
+  ]);
   assert.deepEqual(ran.enable, [['systemctl', 'enable', '--', 'console-getty.service']], 'postgresql is enabled already');
   assert.deepEqual(ran.disable, [['systemctl', 'disable', '--', 'e2scrub_reap.service']], 'dbus (static) is not enabled');
   snapshotArgv(t, ran);
@@ -252,5 +280,9 @@ test('systemd: every action through the agent, with the argv each one runs (snap
   runner.calls.length = 0;
   const err = expectError(await root.call('services', 'enable', { services: ['console-getty', 'dbus'] }), 400);
   assert.deepEqual(err.errors, [{ field: 'services.1', message: 'dbus: dbus.service is static, so systemctl cannot switch it on or off at boot' }]);
-  assert.deepEqual(runner.calls.map((c) => c[1]), ['list-unit-files'], 'refused before any change');
+  assert.deepEqual(
+    runner.calls.map((c) => c[1]),
+    ['list-unit-files'],
+    'refused before any change',
+  );
 });

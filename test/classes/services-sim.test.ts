@@ -96,7 +96,10 @@ test('an unknown service refuses the whole request with a 400 naming it, and not
   for (const action of ['start', 'stop', 'restart', 'enable', 'disable']) {
     const err = expectError(await admin.call('services', action, { services: ['sshd', 'apache24', 'cron', 'nosuch'] }), 400);
     assert.match(err.message, /apache24, nosuch/);
-    assert.deepEqual(err.errors?.map((e) => e.field), ['services.1', 'services.3']);
+    assert.deepEqual(
+      err.errors?.map((e) => e.field),
+      ['services.1', 'services.3'],
+    );
   }
   assert.deepEqual(await listServices(admin), before);
 });
@@ -114,7 +117,10 @@ test('malformed requests are 400s naming the field', async (t) => {
   ];
   for (const [action, args, field] of cases) {
     const err = expectError(await admin.call('services', action, args), 400);
-    assert.ok(err.errors?.some((e) => e.field.startsWith(field)), `${action} ${JSON.stringify(args)}: ${JSON.stringify(err)}`);
+    assert.ok(
+      err.errors?.some((e) => e.field.startsWith(field)),
+      `${action} ${JSON.stringify(args)}: ${JSON.stringify(err)}`,
+    );
   }
   assert.deepEqual(await listServices(admin), before);
 });

@@ -57,7 +57,9 @@ export function snapshotArgv(t: TestContext, calls: string[][] | Record<string, 
   const render = (value: unknown): string => {
     const v = value as string[][] | Record<string, string[][]>;
     if (Array.isArray(v)) return `\n${lines(v, '')}\n`;
-    return `\n${Object.entries(v).map(([action, list]) => `${action}:\n${lines(list, '  ')}`).join('\n')}\n`;
+    return `\n${Object.entries(v)
+      .map(([action, list]) => `${action}:\n${lines(list, '  ')}`)
+      .join('\n')}\n`;
   };
   t.assert.snapshot(calls, { serializers: [render] });
 }

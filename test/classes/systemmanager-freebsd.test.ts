@@ -33,8 +33,18 @@ test('top(1): every row of the real listing, columns in place', () => {
   const rows = parseTop(fixture('top.txt'));
   assert.equal(rows.length, 12);
   assert.deepEqual(rows[0], {
-    pid: 95139, username: 'klarabsd', thr: '1', pri: '23', nice: '0', size: '14M', res: '3988K',
-    state: 'CPU3', cpu: '3', time: '0:01', wcpu: '0.42%', command: 'top',
+    pid: 95139,
+    username: 'klarabsd',
+    thr: '1',
+    pri: '23',
+    nice: '0',
+    size: '14M',
+    res: '3988K',
+    state: 'CPU3',
+    cpu: '3',
+    time: '0:01',
+    wcpu: '0.42%',
+    command: 'top',
   });
   const nfsd = rows.find((r) => r.pid === 83679);
   assert.deepEqual([nfsd?.thr, nfsd?.pri, nfsd?.state, nfsd?.cpu, nfsd?.command], ['32', '52', 'rpcsvc', '1', 'nfsd']);
@@ -54,7 +64,10 @@ test('top(1): a wait channel with a space and an argv with spaces (constructed r
 
 test('kern.cp_times: five counters per CPU; busy is what was not idle between two samples', () => {
   const first = parseCpTimes(fixture('cp_times.txt'));
-  assert.deepEqual(first, [{ idle: 30896, total: 31101 }, { idle: 30787, total: 31101 }]);
+  assert.deepEqual(first, [
+    { idle: 30896, total: 31101 },
+    { idle: 30787, total: 31101 },
+  ]);
   // A later sample (constructed): cpu0 spent 60 of 100 ticks idle, cpu1 all 100.
   const later = parseCpTimes('146 0 95 4 30956 205 0 103 6 30887');
   const usage = busyBetween(first, later);
@@ -84,7 +97,7 @@ test('apm -alt: no battery, on battery, on AC', () => {
   assert.deepEqual(parseApm('2\n40\n600\n'), { present: true, level: 40, status: 'on backup', secondsLeft: 600 });
 });
 
-test('mount -p: the system\'s own mounts are not external; USB, DVD, disk and SD card are', () => {
+test("mount -p: the system's own mounts are not external; USB, DVD, disk and SD card are", () => {
   assert.deepEqual(externalMountsFromMountP(fixture('mount-p-ufs.txt')), []);
   assert.deepEqual(externalMountsFromMountP(fixture('mount-p-zfs.txt')), []);
   assert.deepEqual(externalMountsFromMountP(fixture('mount-p-external.txt')), [
@@ -180,15 +193,37 @@ test('every action through the agent: contract-shaped replies from FreeBSD outpu
   assert.deepEqual(replies.cpupercentage, { cpupercentage: { busytotal: '20', cpu0: { busy: '40' }, cpu1: { busy: '0' } } });
   assert.equal((replies.cputemps as { cputemps: Record<string, string> }).cputemps.cpu7, '43.1C');
   const top = (replies.procinfo as { procinfo: Record<string, Record<string, string>> }).procinfo;
-  assert.deepEqual(top['91467'], { username: 'klarabsd', thr: '1', pri: '20', nice: '0', size: '21M', res: '9536K', state: 'select', cpu: '1', time: '0:00', wcpu: '0.04%', command: 'sshd' });
+  assert.deepEqual(top['91467'], {
+    username: 'klarabsd',
+    thr: '1',
+    pri: '20',
+    nice: '0',
+    size: '21M',
+    res: '9536K',
+    state: 'select',
+    cpu: '1',
+    time: '0:00',
+    wcpu: '0.04%',
+    command: 'sshd',
+  });
   assert.deepEqual(replies.killproc, { killproc: { action: 'killproc', pid: '91467', signal: 'TERM' } });
   assert.deepEqual(replies.batteryinfo, { batteryinfo: { battery: 'true', level: '62', status: 'offline', timeleft: '9840' } });
   assert.equal(Object.keys((replies.externalmounts as { externalmounts: object }).externalmounts).length, 4);
   const info = (replies.systemmanager as { systemmanager: Record<string, unknown> }).systemmanager;
-  assert.deepEqual({ ...info, uptime: 'x' }, {
-    arch: 'amd64', cpucores: '2', cputype: 'Intel(R) Xeon(R) CPU           X5675  @ 3.07GHz', hostname: 'freebsd',
-    kernelident: 'GENERIC', kernelversion: '14.5-RELEASE', systemversion: '14.5-RELEASE', totalmem: 2048, uptime: 'x',
-  });
+  assert.deepEqual(
+    { ...info, uptime: 'x' },
+    {
+      arch: 'amd64',
+      cpucores: '2',
+      cputype: 'Intel(R) Xeon(R) CPU           X5675  @ 3.07GHz',
+      hostname: 'freebsd',
+      kernelident: 'GENERIC',
+      kernelversion: '14.5-RELEASE',
+      systemversion: '14.5-RELEASE',
+      totalmem: 2048,
+      uptime: 'x',
+    },
+  );
   assert.match(info.uptime as string, /^up /);
   assert.equal((replies.sysctllist as { sysctllist: Record<string, string> }).sysctllist['net.inet.ip.forwarding'], '0');
   assert.deepEqual(replies.setsysctl, { setsysctl: { response: 'net.inet.ip.forwarding: 0 -> 1', sysctl: 'net.inet.ip.forwarding', value: '1' } });
@@ -196,7 +231,7 @@ test('every action through the agent: contract-shaped replies from FreeBSD outpu
   t.assert.snapshot(argvByAction);
 });
 
-test('uptime from kern.boottime against the host clock, in uptime(1)\'s words', async () => {
+test("uptime from kern.boottime against the host clock, in uptime(1)'s words", async () => {
   const runner = new RecordingRunner(freebsdReplies());
   const port = freebsdSystemmanagerPort({ runner, dataDir: '/nonexistent' }, { now: () => (1789900651 + 2 * 86400 + 5 * 3600 + 9 * 60) * 1000 });
   const info = await port.systemInfo();
@@ -244,11 +279,18 @@ test('shell metacharacters and option-like text in a sysctl value reach sysctl(8
   const { runner, client } = await freebsdAgent(t, replies);
   for (const value of values) ok(await client.call(SM, 'setsysctl', { sysctl: 'kern.corefile', value }));
   const sets = runner.calls.filter((c) => c[1] === '--' && c[2]?.startsWith('kern.corefile='));
-  assert.deepEqual(sets, values.map((v) => ['sysctl', '--', `kern.corefile=${v}`]));
+  assert.deepEqual(
+    sets,
+    values.map((v) => ['sysctl', '--', `kern.corefile=${v}`]),
+  );
 });
 
-test('batteryinfo: the level stays within the spec\'s 1 to 99 (a full battery reads 99, an empty one 1)', async (t) => {
-  for (const [apm, level, status] of [['1\n100\n-1\n', '99', 'charging'], ['0\n0\n120\n', '1', 'offline'], ['0\n62\n9840\n', '62', 'offline']] as const) {
+test("batteryinfo: the level stays within the spec's 1 to 99 (a full battery reads 99, an empty one 1)", async (t) => {
+  for (const [apm, level, status] of [
+    ['1\n100\n-1\n', '99', 'charging'],
+    ['0\n0\n120\n', '1', 'offline'],
+    ['0\n62\n9840\n', '62', 'offline'],
+  ] as const) {
     const { client } = await freebsdAgent(t, [{ match: ['apm', '-alt'], stdout: apm }, ...freebsdReplies()]);
     const reply = ok(await client.call(SM, 'batteryinfo')) as { batteryinfo: { level: string; status: string } };
     assert.equal(reply.batteryinfo.level, level, `apm life ${apm.split('\n')[1]}`);

@@ -6,11 +6,7 @@ import { TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
  * A client holding a session made directly in the agent's session store (what a key sign-in
  * would create), resumed over the WebSocket with `auth_token`.
  */
-export async function clientWithSession(
-  agent: TestAgent,
-  user = 'root',
-  level: 'full' | 'limited' = 'full',
-): Promise<TestClient> {
+export async function clientWithSession(agent: TestAgent, user = 'root', level: 'full' | 'limited' = 'full'): Promise<TestClient> {
   const session = agent.services.sessions.create({
     user,
     level,
@@ -34,7 +30,10 @@ export function error(reply: Envelope, code: number, field?: string): { code: nu
   const args = reply.args as { code: number; message: string; errors?: Array<{ field: string }> };
   assert.equal(args.code, code, JSON.stringify(args));
   if (field !== undefined) {
-    assert.ok(args.errors?.some((e) => e.field === field), `expected a field error on ${field}: ${JSON.stringify(args)}`);
+    assert.ok(
+      args.errors?.some((e) => e.field === field),
+      `expected a field error on ${field}: ${JSON.stringify(args)}`,
+    );
   }
   return args;
 }

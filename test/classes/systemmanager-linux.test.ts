@@ -73,8 +73,14 @@ test('parsers on samples captured on this machine', () => {
 
   // cpuN user nice system idle iowait irq softirq steal guest guest_nice
   const [cpu0, cpu1] = parseProcStat(fixture('stat.txt'));
-  const f = fixture('stat.txt').split('\n').filter((l) => /^cpu\d/.test(l)).map((l) => l.split(/\s+/).slice(1).map(Number));
-  for (const [ticks, n] of [[cpu0, f[0]], [cpu1, f[1]]] as const) {
+  const f = fixture('stat.txt')
+    .split('\n')
+    .filter((l) => /^cpu\d/.test(l))
+    .map((l) => l.split(/\s+/).slice(1).map(Number));
+  for (const [ticks, n] of [
+    [cpu0, f[0]],
+    [cpu1, f[1]],
+  ] as const) {
     const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = n ?? [];
     assert.deepEqual(ticks, { idle: idle + iowait, total: user + nice + system + idle + iowait + irq + softirq + steal });
   }
@@ -82,8 +88,18 @@ test('parsers on samples captured on this machine', () => {
   const ps = parsePs(fixture('ps.txt'));
   assert.equal(ps.length, 4);
   assert.deepEqual(ps[2], {
-    pid: 3, username: 'root', thr: '1', pri: '14', nice: '5', size: '2920K', res: '1800K',
-    state: 'SN', cpu: '1', time: '0:00', wcpu: '0.00%', command: 'sleep 100',
+    pid: 3,
+    username: 'root',
+    thr: '1',
+    pri: '14',
+    nice: '5',
+    size: '2920K',
+    res: '1800K',
+    state: 'SN',
+    cpu: '1',
+    time: '0:00',
+    wcpu: '0.00%',
+    command: 'sleep 100',
   });
   assert.match(ps[0]?.command ?? '', /^sh -c sleep 100 & nice -n 5 sleep 100/);
 
@@ -112,28 +128,37 @@ test('sensors from a fake sysfs: coretemp cores first, then packages, AMD Tdie, 
     roots.push(r);
     return r;
   };
-  assert.deepEqual(await readCpuTemperatures(sys(LAPTOP_SYS)), [{ cpu: 0, celsius: 48 }, { cpu: 1, celsius: 50.5 }]);
+  assert.deepEqual(await readCpuTemperatures(sys(LAPTOP_SYS)), [
+    { cpu: 0, celsius: 48 },
+    { cpu: 1, celsius: 50.5 },
+  ]);
   assert.deepEqual(
-    await readCpuTemperatures(sys({ 'class/hwmon/hwmon0/name': 'coretemp', 'class/hwmon/hwmon0/temp1_label': 'Package id 0', 'class/hwmon/hwmon0/temp1_input': '61000' })),
+    await readCpuTemperatures(
+      sys({ 'class/hwmon/hwmon0/name': 'coretemp', 'class/hwmon/hwmon0/temp1_label': 'Package id 0', 'class/hwmon/hwmon0/temp1_input': '61000' }),
+    ),
     [{ cpu: 0, celsius: 61 }],
   );
   assert.deepEqual(
-    await readCpuTemperatures(sys({
-      'class/hwmon/hwmon0/name': 'k10temp',
-      'class/hwmon/hwmon0/temp1_label': 'Tctl',
-      'class/hwmon/hwmon0/temp1_input': '55250',
-      'class/hwmon/hwmon0/temp3_label': 'Tccd1',
-      'class/hwmon/hwmon0/temp3_input': '49000',
-    })),
+    await readCpuTemperatures(
+      sys({
+        'class/hwmon/hwmon0/name': 'k10temp',
+        'class/hwmon/hwmon0/temp1_label': 'Tctl',
+        'class/hwmon/hwmon0/temp1_input': '55250',
+        'class/hwmon/hwmon0/temp3_label': 'Tccd1',
+        'class/hwmon/hwmon0/temp3_input': '49000',
+      }),
+    ),
     [{ cpu: 0, celsius: 55.3 }],
   );
   assert.deepEqual(
-    await readCpuTemperatures(sys({
-      'class/thermal/thermal_zone0/type': 'acpitz',
-      'class/thermal/thermal_zone0/temp': '30000',
-      'class/thermal/thermal_zone1/type': 'x86_pkg_temp',
-      'class/thermal/thermal_zone1/temp': '47000',
-    })),
+    await readCpuTemperatures(
+      sys({
+        'class/thermal/thermal_zone0/type': 'acpitz',
+        'class/thermal/thermal_zone0/temp': '30000',
+        'class/thermal/thermal_zone1/type': 'x86_pkg_temp',
+        'class/thermal/thermal_zone1/temp': '47000',
+      }),
+    ),
     [{ cpu: 0, celsius: 47 }],
   );
   assert.deepEqual(await readCpuTemperatures(sys({})), []);
@@ -172,7 +197,10 @@ test('halt and reboot run shutdown -P / -r now (recorded, never for real)', asyn
   });
   assert.deepEqual(ok(await client.call(SM, 'halt')), { halt: { response: 'true' } });
   assert.deepEqual(ok(await client.call(SM, 'reboot')), { reboot: { response: 'true' } });
-  assert.deepEqual(runner.calls, [['shutdown', '-P', 'now'], ['shutdown', '-r', 'now']]);
+  assert.deepEqual(runner.calls, [
+    ['shutdown', '-P', 'now'],
+    ['shutdown', '-r', 'now'],
+  ]);
   const limited = await clientWithSession(agent, 'operator', 'limited');
   t.after(() => limited.close());
   error(await limited.call(SM, 'reboot'), 403);
@@ -229,7 +257,7 @@ test('real: memory, CPU, identity and uptime of the machine, as the sandbox sees
   assert.deepEqual(ok(await box.call('batteryinfo')), { batteryinfo: { battery: 'false' } });
 });
 
-test('real: procinfo sees the sandbox\'s processes; killproc ends one there', { skip }, async (t) => {
+test("real: procinfo sees the sandbox's processes; killproc ends one there", { skip }, async (t) => {
   const box = await sandboxAgent(t);
   // An intermediate shell stays as the sleep's parent, so the killed sleep is reaped, not left a zombie.
   await box.sh(`sh -c 'sleep 300 & echo $! > /tmp/sleep.pid; wait' >/dev/null 2>&1 &`);
@@ -262,7 +290,7 @@ test('real: procinfo sees the sandbox\'s processes; killproc ends one there', { 
 test('real: setsysctl net.ipv4.ip_forward in the sandbox only; sysctllist lists writable keys', { skip }, async (t) => {
   const box = await sandboxAgent(t);
   const KEY = 'net.ipv4.ip_forward';
-  assert.ok(KEY.startsWith('net.'), 'these tests only ever set net.* keys, which live in the sandbox\'s netns');
+  assert.ok(KEY.startsWith('net.'), "these tests only ever set net.* keys, which live in the sandbox's netns");
   const hostBefore = readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8').trim();
 
   const list = ok<{ sysctllist: Record<string, string> }>(await box.call('sysctllist')).sysctllist;
@@ -309,7 +337,11 @@ test('a sysctl value with shell metacharacters or option-like text reaches sysct
   const runner = new RecordingRunner([
     { match: ['stat', '-c', '%F:%a', '--', '/proc/sys/net/ipv4/ip_local_reserved_ports'], stdout: 'regular empty file:644\n' },
     { match: ['sysctl', '-n', '--', 'net.ipv4.ip_local_reserved_ports'], stdout: '\n' },
-    { match: (argv) => argv[0] === 'sysctl' && argv[1] === '-w' && argv.length === 4, code: 255, stderr: 'sysctl: setting key "net.ipv4.ip_local_reserved_ports": Invalid argument\n' },
+    {
+      match: (argv) => argv[0] === 'sysctl' && argv[1] === '-w' && argv.length === 4,
+      code: 255,
+      stderr: 'sysctl: setting key "net.ipv4.ip_local_reserved_ports": Invalid argument\n',
+    },
   ]);
   const agent = await startTestAgent({ platform: 'linux', runner });
   const client = await clientWithSession(agent);
@@ -319,5 +351,8 @@ test('a sysctl value with shell metacharacters or option-like text reaches sysct
   });
   for (const value of values) error(await client.call(SM, 'setsysctl', { sysctl: 'net.ipv4.ip_local_reserved_ports', value }), 400, 'value');
   const writes = runner.calls.filter((c) => c[1] === '-w');
-  assert.deepEqual(writes, values.map((v) => ['sysctl', '-w', '--', `net.ipv4.ip_local_reserved_ports=${v}`]));
+  assert.deepEqual(
+    writes,
+    values.map((v) => ['sysctl', '-w', '--', `net.ipv4.ip_local_reserved_ports=${v}`]),
+  );
 });

@@ -148,7 +148,9 @@ test('sysctllist shows writable sysctls only; setsysctl changes one and it persi
   const set = ok(await ctx.admin.call(SM, 'setsysctl', { sysctl: 'net.inet.ip.forwarding', value: 1 }));
   assert.deepEqual(set, { setsysctl: { response: 'net.inet.ip.forwarding: 0 -> 1', sysctl: 'net.inet.ip.forwarding', value: '1' } });
   const str = ok(await ctx.admin.call(SM, 'setsysctl', { sysctl: 'kern.corefile', value: '/var/crash/%N.%P.core' }));
-  assert.deepEqual(str, { setsysctl: { response: 'kern.corefile: %N.core -> /var/crash/%N.%P.core', sysctl: 'kern.corefile', value: '/var/crash/%N.%P.core' } });
+  assert.deepEqual(str, {
+    setsysctl: { response: 'kern.corefile: %N.core -> /var/crash/%N.%P.core', sysctl: 'kern.corefile', value: '/var/crash/%N.%P.core' },
+  });
 
   const again = await ctx.restart();
   const list = ok<{ sysctllist: Record<string, string> }>(await again.operator.call(SM, 'sysctllist')).sysctllist;
@@ -174,7 +176,11 @@ test('halt and reboot need full access and answer {response: "true"}; the sim ho
   error(await ctx.operator.call(SM, 'halt'), 403);
   error(await ctx.operator.call(SM, 'reboot'), 403);
   assert.deepEqual(ok(await ctx.admin.call(SM, 'halt')), { halt: { response: 'true' } });
-  const store = (ctx.agent.services.platform as unknown as { store: { slice: (n: string, s: () => unknown) => { get(): { power: string; lastPowerAction: { action: string } } } } }).store;
+  const store = (
+    ctx.agent.services.platform as unknown as {
+      store: { slice: (n: string, s: () => unknown) => { get(): { power: string; lastPowerAction: { action: string } } } };
+    }
+  ).store;
   const state = store.slice('systemmanager', () => ({})).get();
   assert.equal(state.power, 'halted');
   assert.equal(state.lastPowerAction.action, 'halt');

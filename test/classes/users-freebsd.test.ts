@@ -11,7 +11,7 @@ import { RecordingRunner } from '@hostadm/agent/runner/recording-runner.ts';
 import { parseGroupshow, parsePersonacryptList, parseUsershow } from '@hostadm/agent/platforms/freebsd/parse/users.ts';
 import { freebsdPasswordVerifier } from '@hostadm/agent/platforms/freebsd/password.ts';
 import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
-import { sessionClientFor, startTestAgent, TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
+import { sessionClientFor, startTestAgent, type TestClient, type Envelope, type TestAgent } from '../helpers/agent.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/freebsd/users/${name}`, import.meta.url), 'utf8');
 
@@ -22,7 +22,15 @@ test('pw usershow -a: every account of a fresh FreeBSD host, all fields as strin
   const users = parseUsershow(fixture('usershow-default.txt'));
   assert.equal(users.length, 27);
   assert.deepEqual(users[0], {
-    name: 'root', uid: '0', gid: '0', class: '', change: '0', expire: '0', comment: 'Charlie &', home_dir: '/root', shell: '/bin/csh',
+    name: 'root',
+    uid: '0',
+    gid: '0',
+    class: '',
+    change: '0',
+    expire: '0',
+    comment: 'Charlie &',
+    home_dir: '/root',
+    shell: '/bin/csh',
   });
   assert.equal(users.find((u) => u.name === 'toor')?.shell, '', 'toor has no shell');
   assert.equal(users.find((u) => u.name === 'nobody')?.uid, '65534');
@@ -32,14 +40,30 @@ test('pw usershow lines from the pw test suite: expiry and default group', () =>
   const users = parseUsershow(fixture('usershow-pw-tests.txt'));
   assert.equal(users.length, 4);
   assert.deepEqual(users[2], {
-    name: 'foo', uid: '1001', gid: '442', class: '', change: '0', expire: '0', comment: 'User &', home_dir: '/home/foo', shell: '/bin/sh',
+    name: 'foo',
+    uid: '1001',
+    gid: '442',
+    class: '',
+    change: '0',
+    expire: '0',
+    comment: 'User &',
+    home_dir: '/home/foo',
+    shell: '/bin/sh',
   });
   assert.equal(users[3]?.expire, '2121120000');
 });
 
 test('the 7-field V7 form is read too', () => {
   assert.deepEqual(parseUsershow(fixture('usershow-v7.txt'))[0], {
-    name: 'root', uid: '0', gid: '0', class: '', change: '0', expire: '0', comment: 'Charlie &', home_dir: '/root', shell: '/bin/csh',
+    name: 'root',
+    uid: '0',
+    gid: '0',
+    class: '',
+    change: '0',
+    expire: '0',
+    comment: 'Charlie &',
+    home_dir: '/root',
+    shell: '/bin/csh',
   });
 });
 
@@ -47,7 +71,10 @@ test('pw groupshow: members split, empty member lists empty', () => {
   const groups = parseGroupshow(fixture('groupshow-default.txt'));
   assert.equal(groups.length, 30);
   assert.deepEqual(groups[0], { name: 'wheel', gid: '0', members: ['root'] });
-  assert.deepEqual(groups.find((g) => g.name === 'nogroup'), { name: 'nogroup', gid: '65533', members: [] });
+  assert.deepEqual(
+    groups.find((g) => g.name === 'nogroup'),
+    { name: 'nogroup', gid: '65533', members: [] },
+  );
   assert.deepEqual(parseGroupshow(fixture('groupshow-pw-tests.txt'))[2], { name: 'testgroup', gid: '1002', members: ['testuser'] });
 });
 
@@ -87,10 +114,23 @@ test('each action runs pw as an administrator would; passwords only on stdin (ar
     [root, 'usershow', {}],
     [root, 'groupshow', {}],
     [root, 'useradd', { name: 'bob', password: 'pw; $(reboot)' }],
-    [root, 'useradd', {
-      name: 'carol', password: 'secret', uid: '2001', comment: 'Carol C, Room 2', home_dir: '/home/carol', expire: '20-Mar-2037',
-      change: '+3w', shell: '/bin/csh', group: 'staff', other_groups: ['wheel', 'operator'], class: 'russian',
-    }],
+    [
+      root,
+      'useradd',
+      {
+        name: 'carol',
+        password: 'secret',
+        uid: '2001',
+        comment: 'Carol C, Room 2',
+        home_dir: '/home/carol',
+        expire: '20-Mar-2037',
+        change: '+3w',
+        shell: '/bin/csh',
+        group: 'staff',
+        other_groups: ['wheel', 'operator'],
+        class: 'russian',
+      },
+    ],
     [root, 'useradd', { name: 'svc', password: 'secret', home_dir: '/nonexistent' }],
     [root, 'userdelete', { name: 'admin' }],
     [root, 'userdelete', { name: 'admin', clean_home: 'false' }],
@@ -132,23 +172,28 @@ test('replies: canremove on the caller, [""] for empty groups, the limited views
   // Every account, as the spec's usershow says; the caller's own is the one marked canremove false.
   const seen = ok(await operator.call('users', 'usershow')) as Record<string, { canremove?: string }>;
   assert.ok(seen.root && seen.admin && seen.nobody);
-  assert.deepEqual(Object.entries(seen).filter(([, u]) => u.canremove === 'false').map(([name]) => name), ['operator']);
+  assert.deepEqual(
+    Object.entries(seen)
+      .filter(([, u]) => u.canremove === 'false')
+      .map(([name]) => name),
+    ['operator'],
+  );
   // FreeBSD's operator account: primary group operator (5), and member of nothing else.
   assert.deepEqual(ok(await operator.call('users', 'groupshow')), { operator: { name: 'operator', gid: '5', users: ['operator'] } });
 });
 
-test('a pw failure is a 500 with pw\'s message; a host without personacrypt answers 501', async (t) => {
+test("a pw failure is a 500 with pw's message; a host without personacrypt answers 501", async (t) => {
   const runner = new RecordingRunner([
     { match: ['pw', 'usershow', '-a'], stdout: USERS },
     { match: ['pw', 'groupshow', '-a'], stdout: GROUPS },
-    { match: (argv) => argv[1] === 'useradd', code: 65, stderr: 'pw: invalid character `:\' in field\n' },
+    { match: (argv) => argv[1] === 'useradd', code: 65, stderr: "pw: invalid character `:' in field\n" },
     { match: ['personacrypt', 'list', '-r'], code: 127, stderr: 'command not found: personacrypt\n' },
   ]);
   const agent = await agentWith(t, runner);
   const root = await sessionClientFor(t, agent, 'root', 'full');
   const failedAdd = await root.call('users', 'useradd', { name: 'dan', password: 'x' });
   assert.equal(failedAdd.name, 'error');
-  assert.deepEqual(failedAdd.args, { code: 500, message: 'creating account dan failed: pw: invalid character `:\' in field' });
+  assert.deepEqual(failedAdd.args, { code: 500, message: "creating account dan failed: pw: invalid character `:' in field" });
   const noTool = await root.call('users', 'personacrypt_listdevs');
   assert.equal((noTool.args as { code: number }).code, 501);
   assert.match((noTool.args as { message: string }).message, /personacrypt is not installed/);

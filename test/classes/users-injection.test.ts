@@ -66,7 +66,10 @@ function assertRefused(reply: Envelope, field: string, what: string): void {
   assert.equal(reply.name, 'error', `${what} was accepted`);
   const args = reply.args as { code: number; errors?: Array<{ field: string }> };
   assert.equal(args.code, 400, `${what}: ${JSON.stringify(args).slice(0, 300)}`);
-  assert.ok(args.errors?.some((e) => e.field === field || e.field.startsWith(`${field}.`)), `${what}: does not name ${field}: ${JSON.stringify(args.errors)}`);
+  assert.ok(
+    args.errors?.some((e) => e.field === field || e.field.startsWith(`${field}.`)),
+    `${what}: does not name ${field}: ${JSON.stringify(args.errors)}`,
+  );
 }
 
 async function everyCase(client: TestClient, check: (what: string) => void): Promise<number> {

@@ -7,7 +7,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseAccountDate } from '@hostadm/shared/api/fields-accounts.ts';
 import { humanSize } from '@hostadm/agent/platforms/linux/parse/users.ts';
-import { chageArgsFor, changeFromShadow, expireFromShadow, parseGroup, parseLsblk, parsePasswd, parseShadow } from '@hostadm/agent/platforms/linux/parse/users.ts';
+import {
+  chageArgsFor,
+  changeFromShadow,
+  expireFromShadow,
+  parseGroup,
+  parseLsblk,
+  parsePasswd,
+  parseShadow,
+} from '@hostadm/agent/platforms/linux/parse/users.ts';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const DAY = 86_400;
@@ -47,8 +55,15 @@ test('getent passwd/shadow/group lines (Debian 12 format)', () => {
   const shadow = parseShadow('root:*:20233:0:99999:7:::\nbob:$y$j9T$abc$def:20779:0:30:7::24550:\n');
   const users = parsePasswd('root:x:0:0:root:/root:/bin/bash\nbob:x:1001:1001:Bob B,Room 4:/home/bob:/bin/sh\nnis-only:x:5:5:x:/:/bin/sh\n', shadow);
   assert.deepEqual(users[1], {
-    name: 'bob', uid: '1001', gid: '1001', class: '', change: String((20779 + 30) * DAY), expire: '2121120000',
-    comment: 'Bob B,Room 4', home_dir: '/home/bob', shell: '/bin/sh',
+    name: 'bob',
+    uid: '1001',
+    gid: '1001',
+    class: '',
+    change: String((20779 + 30) * DAY),
+    expire: '2121120000',
+    comment: 'Bob B,Room 4',
+    home_dir: '/home/bob',
+    shell: '/bin/sh',
   });
   assert.deepEqual([users[0]?.change, users[2]?.change], ['0', '0']);
   assert.deepEqual(parseGroup('sudo:x:27:alice,bob\noperator:x:37:\n'), [
@@ -59,13 +74,21 @@ test('getent passwd/shadow/group lines (Debian 12 format)', () => {
 
 test('lsblk -J: only removable whole disks, named like personacrypt names them', () => {
   // This VM, captured with `lsblk -J -b -o NAME,RM,SIZE,MODEL,TYPE` (util-linux 2.38.1): nothing removable.
-  const vm = '{\n   "blockdevices": [\n      {\n         "name": "zram0",\n         "rm": false,\n         "size": 0,\n         "model": null,\n         "type": "disk"\n      },{\n         "name": "vda",\n         "rm": false,\n         "size": 274877906944,\n         "model": null,\n         "type": "disk"\n      }\n   ]\n}\n';
+  const vm =
+    '{\n   "blockdevices": [\n      {\n         "name": "zram0",\n         "rm": false,\n         "size": 0,\n         "model": null,\n         "type": "disk"\n      },{\n         "name": "vda",\n         "rm": false,\n         "size": 274877906944,\n         "model": null,\n         "type": "disk"\n      }\n   ]\n}\n';
   assert.deepEqual(parseLsblk(vm), {});
   // Constructed in the same format: a USB stick with a partition, and a card reader without a model.
   const usb = JSON.stringify({
     blockdevices: [
       { name: 'sda', rm: false, size: 500107862016, model: 'Samsung SSD 860', type: 'disk' },
-      { name: 'sdb', rm: true, size: 8004304896, model: 'Cruzer Blade    ', type: 'disk', children: [{ name: 'sdb1', rm: true, size: 8003256320, model: null, type: 'part' }] },
+      {
+        name: 'sdb',
+        rm: true,
+        size: 8004304896,
+        model: 'Cruzer Blade    ',
+        type: 'disk',
+        children: [{ name: 'sdb1', rm: true, size: 8003256320, model: null, type: 'part' }],
+      },
       { name: 'mmcblk0', rm: '1', size: '31914983424', model: null, type: 'disk' },
       { name: 'sr0', rm: true, size: 1073741312, model: 'DVD-RW', type: 'rom' },
     ],

@@ -73,7 +73,7 @@ test('the Linux PAM check: right, wrong, locked and expired passwords', { skip: 
   assert.equal(pamCheck(sandbox, 'pammy', 'Right: pass 1').ok, false, 'account expired (pam_acct_mgmt)');
 });
 
-test('the Linux admin group: the distribution\'s (sudo on Debian) unless --admin-group names another', () => {
+test("the Linux admin group: the distribution's (sudo on Debian) unless --admin-group names another", () => {
   const debianLike = defaultLinuxAdminGroup();
   const platform = createPlatform('linux', { dataDir: '/nonexistent', runner: new RecordingRunner() });
   assert.equal(platform.adminGroup, debianLike);
@@ -95,8 +95,24 @@ async function agentInSandbox(t: TestContext, sandbox: LinuxSandbox): Promise<Ag
   mkdirSync(join(sandbox.home, '.hostadm'), { mode: 0o700 });
   const child = spawn(
     'nsenter',
-    ['-t', String(sandbox.pid), '-m', '-u', '-i', '--', join(root, 'node_modules/.bin/hostadm'), 'agent', '--platform', 'linux',
-      '--listen', '127.0.0.1:0', '--data', '/home/.hostadm', '--log-level', 'warn'],
+    [
+      '-t',
+      String(sandbox.pid),
+      '-m',
+      '-u',
+      '-i',
+      '--',
+      join(root, 'node_modules/.bin/hostadm'),
+      'agent',
+      '--platform',
+      'linux',
+      '--listen',
+      '127.0.0.1:0',
+      '--data',
+      '/home/.hostadm',
+      '--log-level',
+      'warn',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

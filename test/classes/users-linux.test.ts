@@ -33,7 +33,11 @@ function failed(reply: Envelope, code: number, field?: string): string {
   assert.equal(reply.name, 'error', JSON.stringify(reply.args));
   const args = reply.args as { code: number; message: string; errors?: Array<{ field: string }> };
   assert.equal(args.code, code, args.message);
-  if (field) assert.ok(args.errors?.some((e) => e.field === field), JSON.stringify(args));
+  if (field)
+    assert.ok(
+      args.errors?.some((e) => e.field === field),
+      JSON.stringify(args),
+    );
   return args.message;
 }
 
@@ -49,7 +53,9 @@ async function exists(sandbox: LinuxSandbox, db: 'passwd' | 'group', key: string
 
 /** The member field of a group's gshadow(5) line, read from the sandbox's /etc. */
 function gshadowMembers(sandbox: LinuxSandbox, group: string): string | undefined {
-  const line = readFileSync(join(sandbox.etc, 'gshadow'), 'utf8').split('\n').find((l) => l.startsWith(`${group}:`));
+  const line = readFileSync(join(sandbox.etc, 'gshadow'), 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${group}:`));
   return line?.split(':')[3];
 }
 
@@ -58,7 +64,16 @@ function failingRunner(inner: CommandRunner, failing: Set<string>): CommandRunne
   return {
     async run(argv, options) {
       if (failing.has(argv[0] ?? '')) {
-        return { argv: [...argv], code: 1, signal: null, stdout: '', stderr: `${argv[0]}: made to fail by the test`, timedOut: false, truncated: false, durationMs: 0 };
+        return {
+          argv: [...argv],
+          code: 1,
+          signal: null,
+          stdout: '',
+          stderr: `${argv[0]}: made to fail by the test`,
+          timedOut: false,
+          truncated: false,
+          durationMs: 0,
+        };
       }
       return inner.run(argv, options);
     },
@@ -81,7 +96,18 @@ test('users on the real Linux platform', { skip: can.ok ? false : can.reason }, 
 
   await t.test('usershow: every account of the sandbox for root and for olga, her own with canremove false', async () => {
     const all = ok(await root.call('users', 'usershow')) as Record<string, Record<string, string>>;
-    assert.deepEqual(all.root, { name: 'root', uid: '0', gid: '0', class: '', change: '0', expire: '0', comment: 'root', home_dir: '/root', shell: '/bin/bash', canremove: 'false' });
+    assert.deepEqual(all.root, {
+      name: 'root',
+      uid: '0',
+      gid: '0',
+      class: '',
+      change: '0',
+      expire: '0',
+      comment: 'root',
+      home_dir: '/root',
+      shell: '/bin/bash',
+      canremove: 'false',
+    });
     assert.equal(all.olga?.comment, 'Olga Op');
     assert.ok(all.daemon && all.nobody);
     const mine = ok(await olga.call('users', 'usershow')) as Record<string, Record<string, string>>;
@@ -101,10 +127,18 @@ test('users on the real Linux platform', { skip: can.ok ? false : can.reason }, 
 
   await t.test('useradd creates the account, its home, groups, aging and a yescrypt password', async () => {
     const change = (today + 30) * DAY;
-    ok(await root.call('users', 'useradd', {
-      name: 'bob', password: 'B0b secret: $(x)', comment: 'Bob B, Room 4', home_dir: '/home/bob', shell: '/bin/sh',
-      other_groups: ['operator', 'sudo'], expire: '20-Mar-2037', change: String(change),
-    }));
+    ok(
+      await root.call('users', 'useradd', {
+        name: 'bob',
+        password: 'B0b secret: $(x)',
+        comment: 'Bob B, Room 4',
+        home_dir: '/home/bob',
+        shell: '/bin/sh',
+        other_groups: ['operator', 'sudo'],
+        expire: '20-Mar-2037',
+        change: String(change),
+      }),
+    );
     const passwd = (await sh(sandbox, 'getent', 'passwd', 'bob')).split(':');
     assert.deepEqual(passwd.slice(4), ['Bob B, Room 4', '/home/bob', '/bin/sh']);
     assert.deepEqual((await sh(sandbox, 'id', '-Gn', 'bob')).split(' ').sort(), ['bob', 'operator', 'sudo']);
@@ -140,10 +174,19 @@ test('users on the real Linux platform', { skip: can.ok ? false : can.reason }, 
   });
 
   await t.test('usermod renames and changes every field in one go', async () => {
-    ok(await root.call('users', 'usermod', {
-      name: 'bob', newname: 'bobby', uid: '4321', comment: 'Bobby', shell: '/bin/bash', group: 'operator',
-      other_groups: 'sudo', expire: '0', change: '0',
-    }));
+    ok(
+      await root.call('users', 'usermod', {
+        name: 'bob',
+        newname: 'bobby',
+        uid: '4321',
+        comment: 'Bobby',
+        shell: '/bin/bash',
+        group: 'operator',
+        other_groups: 'sudo',
+        expire: '0',
+        change: '0',
+      }),
+    );
     assert.equal(await exists(sandbox, 'passwd', 'bob'), false);
     const passwd = (await sh(sandbox, 'getent', 'passwd', 'bobby')).split(':');
     assert.deepEqual([passwd[2], passwd[3], passwd[4], passwd[6]], ['4321', '37', 'Bobby', '/bin/bash']);

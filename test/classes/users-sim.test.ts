@@ -33,7 +33,11 @@ function assertError(reply: Envelope, code: number, field?: string): void {
   assert.equal(reply.name, 'error', JSON.stringify(reply));
   const args = reply.args as { code: number; message: string; errors?: Array<{ field: string }> };
   assert.equal(args.code, code, args.message);
-  if (field) assert.ok(args.errors?.some((e) => e.field === field), `expected an error naming ${field}: ${JSON.stringify(args)}`);
+  if (field)
+    assert.ok(
+      args.errors?.some((e) => e.field === field),
+      `expected an error naming ${field}: ${JSON.stringify(args)}`,
+    );
 }
 
 async function canSignIn(agent: TestAgent, user: string, password: string): Promise<boolean> {
@@ -50,10 +54,18 @@ test('an admin lists every account; only its own entry says canremove false', as
   const agent = await agentFor(t);
   const admin = await signIn(t, agent, 'admin');
   const users = (await ok(admin, 'usershow')) as Users;
-  assert.equal(Object.keys(users).length, 28, 'the sign-in accounts and FreeBSD 14\'s 25 system accounts');
+  assert.equal(Object.keys(users).length, 28, "the sign-in accounts and FreeBSD 14's 25 system accounts");
   for (const name of ['admin', 'operator', 'root', 'toor', 'daemon', 'sshd', 'www', 'nobody']) assert.ok(users[name], name);
   assert.deepEqual(users.root, {
-    name: 'root', uid: '0', gid: '0', class: '', change: '0', expire: '0', comment: 'Charlie &', home_dir: '/root', shell: '/bin/csh',
+    name: 'root',
+    uid: '0',
+    gid: '0',
+    class: '',
+    change: '0',
+    expire: '0',
+    comment: 'Charlie &',
+    home_dir: '/root',
+    shell: '/bin/csh',
   });
   assert.equal(users.admin?.canremove, 'false');
   assert.equal(users.operator?.canremove, undefined);
@@ -88,13 +100,25 @@ test('useradd creates the account, its own group and memberships; the new user s
   t.after(() => agent.dispose());
   const admin = await signIn(t, agent, 'admin');
   await ok(admin, 'useradd', {
-    name: 'bob', password: 'Bob pass; $(id) `x`', comment: 'Bob Builder, Room 4', shell: '/bin/csh',
-    other_groups: ['operator'], expire: '20-Mar-2037', change: '1900000000',
+    name: 'bob',
+    password: 'Bob pass; $(id) `x`',
+    comment: 'Bob Builder, Room 4',
+    shell: '/bin/csh',
+    other_groups: ['operator'],
+    expire: '20-Mar-2037',
+    change: '1900000000',
   });
   const users = (await ok(admin, 'usershow')) as Users;
   assert.deepEqual(users.bob, {
-    name: 'bob', uid: '1002', gid: '1002', class: '', change: '1900000000', expire: '2121120000',
-    comment: 'Bob Builder, Room 4', home_dir: '/home/bob', shell: '/bin/csh',
+    name: 'bob',
+    uid: '1002',
+    gid: '1002',
+    class: '',
+    change: '1900000000',
+    expire: '2121120000',
+    comment: 'Bob Builder, Room 4',
+    home_dir: '/home/bob',
+    shell: '/bin/csh',
   });
   const groups = (await ok(admin, 'groupshow')) as Groups;
   assert.deepEqual(groups.bob, { name: 'bob', gid: '1002', users: [''] });

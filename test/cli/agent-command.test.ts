@@ -49,9 +49,7 @@ function startAgentProcess(t: TestContext, args: string[], env: NodeJS.ProcessEn
       const match = /listening on (ws:\/\/127\.0\.0\.1:(\d+))/.exec(out);
       if (match) resolve({ child, url: match[1]!, stdout: () => out, stderr: () => err, exited });
     });
-    void exited.then(({ code, signal }) =>
-      reject(new Error(`hostadm exited (${code ?? signal}) before listening\nstdout: ${out}\nstderr: ${err}`)),
-    );
+    void exited.then(({ code, signal }) => reject(new Error(`hostadm exited (${code ?? signal}) before listening\nstdout: ${out}\nstderr: ${err}`)));
   });
 }
 
@@ -114,7 +112,11 @@ test('state in the data directory survives a restart of the same command', async
   const c1 = await TestClient.connect(first.url);
   t.after(() => c1.close());
   const token = await c1.login('admin', 'x1');
-  const reg = await c1.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token), nickname: 'laptop' });
+  const reg = await c1.call('settings', 'register_ssl_cert', {
+    pub_key: key.pubKeyB64,
+    proof: signatureProof(key, 'register-proof', token),
+    nickname: 'laptop',
+  });
   assert.equal(reg.name, 'response', JSON.stringify(reg));
   c1.close();
   await stop(first);
@@ -187,13 +189,17 @@ test('the sim password never has to be on the command line: a file or HOSTADM_SI
   c1.close();
   await stop(fromFile);
 
-  const fromEnv = await startAgentProcess(t, ['agent', '--platform', 'sim', '--listen', '127.0.0.1:0', '--data', join(dir, 'b')], { HOSTADM_SIM_PASSWORD: 'from-env' });
+  const fromEnv = await startAgentProcess(t, ['agent', '--platform', 'sim', '--listen', '127.0.0.1:0', '--data', join(dir, 'b')], {
+    HOSTADM_SIM_PASSWORD: 'from-env',
+  });
   const c2 = await TestClient.connect(fromEnv.url);
   await c2.login('operator', 'from-env');
   c2.close();
   await stop(fromEnv);
 
-  const both = await runToExit(['agent', '--platform', 'sim', '--listen', '127.0.0.1:0', '--data', join(dir, 'c'), '--sim-password-file', file], { HOSTADM_SIM_PASSWORD: 'x' });
+  const both = await runToExit(['agent', '--platform', 'sim', '--listen', '127.0.0.1:0', '--data', join(dir, 'c'), '--sim-password-file', file], {
+    HOSTADM_SIM_PASSWORD: 'x',
+  });
   assert.equal(both.code, 2);
   assert.match(both.stderr, /one way only.*--sim-password-file and HOSTADM_SIM_PASSWORD/);
   assert.doesNotMatch(both.stdout, /listening on/);
@@ -203,10 +209,13 @@ test('the sim password never has to be on the command line: a file or HOSTADM_SI
   assert.match(missing.stderr, /--join-file .*nope: no such file/);
 });
 
-test('no default platform, and the system data directory only for root: a mistyped command administers nothing', async (t) => {
+test('no default platform, and the system data directory only for root: a mistyped command administers nothing', async (_t) => {
   const bare = await runToExit(['agent']);
   assert.equal(bare.code, 2, bare.stderr);
-  assert.match(bare.stderr, /^hostadm: choose what the agent administers with --platform: sim \(a simulated host; nothing on this machine changes\), or linux, freebsd or auto to administer this machine \(auto detects: \w+\)$/m);
+  assert.match(
+    bare.stderr,
+    /^hostadm: choose what the agent administers with --platform: sim \(a simulated host; nothing on this machine changes\), or linux, freebsd or auto to administer this machine \(auto detects: \w+\)$/m,
+  );
   assert.equal(bare.stdout, '');
 
   // Not root (as nobody when the tests run as root): the default /var/db/hostadm is refused, naming --data.
@@ -226,6 +235,12 @@ test('a port another program holds: one line naming the port and the program, ex
   const port = (server.address() as AddressInfo).port;
   const taken = await runToExit(['agent', '--platform', 'sim', '--listen', `127.0.0.1:${port}`, '--data', dataDir(t)]);
   assert.equal(taken.code, 6, taken.stderr);
-  assert.match(taken.stderr, new RegExp(`^hostadm: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use by another program( \\(pid ${process.pid}: [^)]*\\))?; stop it, or choose another port with --listen`, 'm'));
+  assert.match(
+    taken.stderr,
+    new RegExp(
+      `^hostadm: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use by another program( \\(pid ${process.pid}: [^)]*\\))?; stop it, or choose another port with --listen`,
+      'm',
+    ),
+  );
   assert.equal(taken.stderr.trim().split('\n').length, 1, taken.stderr);
 });

@@ -94,7 +94,18 @@ test('arguments that break the contract are refused before connecting (exit 2), 
   assert.match(array.stderr, /^ {2}users: must be a list \(got "bob"\)$/m);
   assert.match(array.stderr, /repeat key=value/);
 
-  for (const args of [['call', 'nosuchclass', 'x'], ['call', 'users', 'nosuchaction'], ['call', 'users', 'usershow', 'pid:=notjson'], ['call', 'users', 'usershow', 'novalue'], ['call', 'users', 'usershow', '--json', '[1]'], ['call', 'events/subscribe'], ['call', 'rpc/auth'], ['call', '--bogus'], ['ps', '--sort', 'nope'], ['nosuchcommand']]) {
+  for (const args of [
+    ['call', 'nosuchclass', 'x'],
+    ['call', 'users', 'nosuchaction'],
+    ['call', 'users', 'usershow', 'pid:=notjson'],
+    ['call', 'users', 'usershow', 'novalue'],
+    ['call', 'users', 'usershow', '--json', '[1]'],
+    ['call', 'events/subscribe'],
+    ['call', 'rpc/auth'],
+    ['call', '--bogus'],
+    ['ps', '--sort', 'nope'],
+    ['nosuchcommand'],
+  ]) {
     const r = await run(args, nowhere);
     assert.equal(r.code, 2, `${args.join(' ')}: ${show(r)}`);
   }
@@ -134,7 +145,16 @@ test('exit code 5: the host failed (500)', async (t) => {
   const { agent, run } = await cliSetup(t, {
     platform: 'linux',
     runner: {
-      run: async (argv) => ({ argv: [...argv], code: 2, signal: null, stdout: '', stderr: 'simulated failure', timedOut: false, truncated: false, durationMs: 0 }),
+      run: async (argv) => ({
+        argv: [...argv],
+        code: 2,
+        signal: null,
+        stdout: '',
+        stderr: 'simulated failure',
+        timedOut: false,
+        truncated: false,
+        durationMs: 0,
+      }),
     },
   });
   // Linux refuses passwords until PAM is set up; hand a session over in HOSTADM_TOKEN instead.
@@ -151,7 +171,7 @@ test('help comes from the contracts: classes, actions, arguments, required or op
   assert.equal(overview.code, 0, show(overview));
   assert.match(overview.stdout, /^All classes in the contracts: no connection configured/m);
   for (const [name, contract] of Object.entries(api.admin)) {
-    assert.match(overview.stdout, new RegExp(`^ {2}${name} +${escape(contract.description)}$`, 'm'), name);
+    assert.match(overview.stdout, new RegExp(`^ {2}${name} +${escapeRegExp(contract.description)}$`, 'm'), name);
   }
   assert.match(overview.stdout, /rpc\/dispatcher/);
   assert.match(overview.stdout, /rpc\/identify/);
@@ -163,7 +183,7 @@ test('help comes from the contracts: classes, actions, arguments, required or op
   assert.equal(connected.code, 0, show(connected));
   assert.match(connected.stdout, /^Classes that ws:\/\/127\.0\.0\.1:\d+ serves \(rpc\/query\)/m);
   for (const [name, contract] of Object.entries(api.admin)) {
-    const line = new RegExp(`^ {2}${name} +${escape(contract.description)}`, 'm');
+    const line = new RegExp(`^ {2}${name} +${escapeRegExp(contract.description)}`, 'm');
     if (served[`admin/${name}`]) assert.match(connected.stdout, line, name);
     else assert.doesNotMatch(connected.stdout, line, `${name} is not served but listed`);
   }
@@ -206,13 +226,14 @@ test('--version and --help exit 0', async () => {
   assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
   const help = await runCli(['--help'], {});
   assert.equal(help.code, 0);
-  for (const command of ['call', 'ps', 'users', 'services', 'jobs', 'events', 'profile', 'keys', 'login']) assert.match(help.stdout, new RegExp(`^ {2}${command}\\b`, 'm'));
+  for (const command of ['call', 'ps', 'users', 'services', 'jobs', 'events', 'profile', 'keys', 'login'])
+    assert.match(help.stdout, new RegExp(`^ {2}${command}\\b`, 'm'));
   assert.match(help.stdout, /Exit codes/);
 });
 
 /** Help text with its line wrapping undone. */
 const flat = (text: string) => text.replace(/\s+/g, ' ');
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

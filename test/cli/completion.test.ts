@@ -27,7 +27,10 @@ async function script(shell: string): Promise<string> {
 
 /** Runs a shell program with the script's path as $1; stdout lines. */
 function inShell(shell: string, program: string, file: string, args: string[] = []): string[] {
-  const r = spawnSync(shell, shell === 'fish' ? ['--no-config', '-c', program, file, ...args] : ['-c', program, shell, file, ...args], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(shell, shell === 'fish' ? ['--no-config', '-c', program, file, ...args] : ['-c', program, shell, file, ...args], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   assert.equal(r.status, 0, `${shell}: exit ${r.status}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
   assert.equal(r.stderr, '', `${shell} printed errors`);
   return r.stdout.replace(/\n$/, '').split('\n');
@@ -49,7 +52,8 @@ test('bash: the script loads and completes commands, classes, actions and argume
   ]);
   assert.equal(sys, 'systemmanager');
   const targets = (allTargets ?? '').split(' ');
-  for (const name of [...classNames('admin'), ...classNames('rpc').map((n) => `rpc/${n}`), 'rpc/identify', 'rpc/query']) assert.ok(targets.includes(name), `hostadm call <Tab> offers ${name}`);
+  for (const name of [...classNames('admin'), ...classNames('rpc').map((n) => `rpc/${n}`), 'rpc/identify', 'rpc/query'])
+    assert.ok(targets.includes(name), `hostadm call <Tab> offers ${name}`);
   assert.ok(!targets.includes('rpc/auth'), 'sign-in operations are not offered');
   assert.equal(action, 'killproc');
   assert.equal(arg, 'signal=');
@@ -67,7 +71,9 @@ test('bash: after an option that takes a value the next word is that value, not 
   assert.equal(valueItself, '', 'an option value is left to file completion');
 });
 
-test('zsh: the script registers with compinit and offers classes and arguments with their descriptions', { skip: has('zsh') ? false : 'zsh is not installed (.ci/run installs it as root)' }, async (t) => {
+test('zsh: the script registers with compinit and offers classes and arguments with their descriptions', {
+  skip: has('zsh') ? false : 'zsh is not installed (.ci/run installs it as root)',
+}, async (t) => {
   const file = await script('zsh');
   t.after(() => rmSync(join(file, '..'), { recursive: true, force: true }));
   const dump = join(file, '..', 'zcompdump');
@@ -80,20 +86,34 @@ test('zsh: the script registers with compinit and offers classes and arguments w
     words=(hostadm ps --profile ''); CURRENT=4; _hostadm`;
   const out = inShell('zsh', program, file).join('\n').split('\n--\n');
   const classes = (out[0] ?? '').split('\n').filter((l) => l.startsWith('sys'));
-  assert.deepEqual(classes.map((l) => l.split(':')[0]), ['systemmanager']);
+  assert.deepEqual(
+    classes.map((l) => l.split(':')[0]),
+    ['systemmanager'],
+  );
   assert.match(classes[0] ?? '', /^systemmanager:\S/, 'with its description');
-  assert.deepEqual((out[1] ?? '').split('\n').map((l) => l.split(':')[0]), ['pid=', 'signal=']);
+  assert.deepEqual(
+    (out[1] ?? '').split('\n').map((l) => l.split(':')[0]),
+    ['pid=', 'signal='],
+  );
   assert.equal(out[2], 'FILES');
 });
 
-test('fish: the script loads and `hostadm call sys` completes to systemmanager', { skip: has('fish') ? false : 'fish is not installed (.ci/run installs it as root)' }, async (t) => {
+test('fish: the script loads and `hostadm call sys` completes to systemmanager', {
+  skip: has('fish') ? false : 'fish is not installed (.ci/run installs it as root)',
+}, async (t) => {
   const file = await script('fish');
   t.after(() => rmSync(join(file, '..'), { recursive: true, force: true }));
   const lines = inShell('fish', `source $argv[1]; complete -C'hostadm call sys'; echo next; complete -C'hostadm call systemmanager killproc '`, file);
   const split = lines.indexOf('next');
-  assert.deepEqual(lines.slice(0, split).map((l) => l.split('\t')[0]), ['systemmanager']);
+  assert.deepEqual(
+    lines.slice(0, split).map((l) => l.split('\t')[0]),
+    ['systemmanager'],
+  );
   assert.match(lines[0] ?? '', /^systemmanager\t\S/, 'with its description');
-  assert.deepEqual(lines.slice(split + 1).map((l) => l.split('\t')[0]), ['pid=', 'signal=']);
+  assert.deepEqual(
+    lines.slice(split + 1).map((l) => l.split('\t')[0]),
+    ['pid=', 'signal='],
+  );
 });
 
 test('an unknown shell is a usage error that lists the ones there are', async () => {

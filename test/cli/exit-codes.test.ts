@@ -30,7 +30,9 @@ test('a key the bridge refuses is a failed sign-in: exit 3, saying to enroll it'
 const BOX = /[┌┐└┘│─┼├┤]/;
 const ESCAPE = /\u001b\[/;
 
-test('bridge keys list: no lines or colours when piped or with NO_COLOR; a boxed table for a terminal', { skip: nodeOnly('reads the Node bridge\'s data directory') }, async (t) => {
+test('bridge keys list: no lines or colours when piped or with NO_COLOR; a boxed table for a terminal', {
+  skip: nodeOnly("reads the Node bridge's data directory"),
+}, async (t) => {
   const bridge = await startTestBridge(t);
   const peer = await TestPeer.connect(bridge.url, 'client');
   t.after(() => peer.close());

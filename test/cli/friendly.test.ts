@@ -8,8 +8,17 @@ import { spawn } from 'node:child_process';
 import { TestClient } from '../helpers/agent.ts';
 import { cliSetup, HOSTADM, json, show } from './cli-support.ts';
 
-const headerOf = (stdout: string) => stdout.split('\n')[0]!.split(/\s{2,}/).filter(Boolean);
-const rowsOf = (stdout: string) => stdout.trimEnd().split('\n').slice(1).map((l) => l.split(/\s{2,}/));
+const headerOf = (stdout: string) =>
+  stdout
+    .split('\n')[0]!
+    .split(/\s{2,}/)
+    .filter(Boolean);
+const rowsOf = (stdout: string) =>
+  stdout
+    .trimEnd()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split(/\s{2,}/));
 
 test('ps: a process table, sortable; --json is an array with pid', async (t) => {
   const { run } = await cliSetup(t);
@@ -20,7 +29,10 @@ test('ps: a process table, sortable; --json is an array with pid', async (t) => 
   assert.deepEqual(rows[0]?.slice(0, 2), ['1', 'root']);
   assert.ok(rows.some((r) => r.at(-1) === '/sbin/init'));
   const pids = rows.map((r) => Number(r[0]));
-  assert.deepEqual(pids, [...pids].sort((a, b) => a - b));
+  assert.deepEqual(
+    pids,
+    [...pids].sort((a, b) => a - b),
+  );
 
   const data = json<Array<{ pid: string; username: string; command: string }>>(await run(['ps', '--json']));
   assert.equal(data.length, rows.length);

@@ -21,7 +21,7 @@ interface Completion {
 
 test('a queued call logs each job line by line on stderr and prints {ack, jobs} on stdout', async (t) => {
   const { run } = await cliSetup(t, REAL_JOBS);
-  const result = await run(['call', 'rpc/dispatcher', 'run', "job1=sleep 0.3", 'job2:=["echo one","sleep 0.2","echo two"]']);
+  const result = await run(['call', 'rpc/dispatcher', 'run', 'job1=sleep 0.3', 'job2:=["echo one","sleep 0.2","echo two"]']);
   assert.equal(result.code, 0, show(result));
   const doc = json<{ ack: { started: string[] }; jobs: Record<string, Completion> }>(result);
   assert.deepEqual(doc.ack.started.sort(), ['job1', 'job2']);
@@ -32,7 +32,10 @@ test('a queued call logs each job line by line on stderr and prints {ack, jobs} 
   assert.ok(lines.includes('[job2] one'));
   assert.ok(lines.includes('[job2] two'));
   assert.ok(lines.indexOf('[job2] one') < lines.indexOf('[job2] two'));
-  assert.ok(lines.some((l) => /^\[job1\] succeeded in \d+\.\ds$/.test(l)), result.stderr);
+  assert.ok(
+    lines.some((l) => /^\[job1\] succeeded in \d+\.\ds$/.test(l)),
+    result.stderr,
+  );
 });
 
 test('--progress bar draws a live bar per job on stderr and ends at 100%', async (t) => {
@@ -71,7 +74,10 @@ test('--no-wait prints the job id; jobs wait follows it; jobs lists it; log, kil
   assert.match(list.stdout.split('\n')[0]!, /^QUEUE +ID +STATE +POS +RESULT +COMMANDS$/);
   assert.match(list.stdout, /^no_queue +later +finished +- +ok +sleep 0\.5$/m);
   const listed = json<Array<{ queue: string; id: string; state: string }>>(await run(['jobs', 'list', '--json']));
-  assert.deepEqual(listed.map((j) => [j.queue, j.id, j.state]), [['no_queue', 'later', 'finished']]);
+  assert.deepEqual(
+    listed.map((j) => [j.queue, j.id, j.state]),
+    [['no_queue', 'later', 'finished']],
+  );
 
   const long = await run(['jobs', 'run', '--id', 'sleeper', '--no-wait', 'sleep', '30']);
   assert.equal(long.stdout, 'sleeper\n');
@@ -89,7 +95,7 @@ test('--no-wait prints the job id; jobs wait follows it; jobs lists it; log, kil
   assert.equal(unknown.code, 4, show(unknown));
 });
 
-test('jobs run streams the output to stdout and exits with the job\'s result', async (t) => {
+test("jobs run streams the output to stdout and exits with the job's result", async (t) => {
   const { run } = await cliSetup(t, REAL_JOBS);
   const ok = await run(['jobs', 'run', '--id', 'greet', '--', 'sh', '-c', 'echo "hello  world"; sleep 0.2; echo done']);
   assert.equal(ok.code, 0, show(ok));

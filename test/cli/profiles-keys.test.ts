@@ -97,9 +97,14 @@ test('keys: new, register, list, sign in with the key, revoke', async (t) => {
 
   const registered = await run(['keys', 'register', '--name', 'laptop', '--email', 'admin@example.org']);
   assert.equal(registered.code, 0, show(registered));
-  const keys = json<Array<{ user: string; nickname: string; email: string; algorithm: string; local: string | null; md5_key: string }>>(await run(['keys', 'list', '--json']));
+  const keys = json<Array<{ user: string; nickname: string; email: string; algorithm: string; local: string | null; md5_key: string }>>(
+    await run(['keys', 'list', '--json']),
+  );
   assert.equal(keys.length, 1);
-  assert.deepEqual({ ...keys[0], md5_key: undefined }, { ...keys[0], user: 'admin', nickname: 'laptop', email: 'admin@example.org', algorithm: 'rsa', local: 'laptop', md5_key: undefined });
+  assert.deepEqual(
+    { ...keys[0], md5_key: undefined },
+    { ...keys[0], user: 'admin', nickname: 'laptop', email: 'admin@example.org', algorithm: 'rsa', local: 'laptop', md5_key: undefined },
+  );
   const table = await run(['keys', 'list']);
   assert.match(table.stdout, /^admin +laptop +rsa +\S+ +\S+ +laptop$/m);
 

@@ -30,7 +30,11 @@ test('hostadm up: bridge + sim agent + profile; the printed command works throug
   // No hostadm installed on PATH (npm's node_modules/.bin does not count): from the checkout the banner says npx.
   const path = (env.PATH ?? '').split(':').filter((dir) => /\/node_modules\/\.bin\/?$/.test(dir) || !existsSync(join(dir, 'hostadm')));
   Object.assign(env, { HOME: home, XDG_CONFIG_HOME: join(home, 'config'), PATH: path.join(':') });
-  const child = spawn(HOSTADM, ['up', '--port-bridge', '0', '--port-agent', '0', '--data', join(home, 'data')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(HOSTADM, ['up', '--port-bridge', '0', '--port-agent', '0', '--data', join(home, 'data')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -67,11 +71,20 @@ test('hostadm up: bridge + sim agent + profile; the printed command works throug
   const bridgePort = /bridge ws:\/\/127\.0\.0\.1:(\d+)\/relay/.exec(stdout)![1]!;
   const again = await runCli(['up', '--port-bridge', bridgePort, '--port-agent', agentPort, '--data', join(home, 'data2')], cliEnv);
   assert.equal(again.code, 6, show(again));
-  assert.match(again.stderr, new RegExp(`^hostadm: cannot listen on 127\\.0\\.0\\.1:${bridgePort}: the port is in use by a hostadm bridge(?: \\(pid \\d+\\))?; stop it, or choose other ports with --port-bridge`, 'm'));
+  assert.match(
+    again.stderr,
+    new RegExp(
+      `^hostadm: cannot listen on 127\\.0\\.0\\.1:${bridgePort}: the port is in use by a hostadm bridge(?: \\(pid \\d+\\))?; stop it, or choose other ports with --port-bridge`,
+      'm',
+    ),
+  );
   assert.doesNotMatch(again.stderr, /^\s+at /m);
   const agentAgain = await runCli(['agent', '--platform', 'sim', '--listen', `127.0.0.1:${agentPort}`, '--data', join(home, 'direct')], cliEnv);
   assert.equal(agentAgain.code, 6, show(agentAgain));
-  assert.match(agentAgain.stderr, new RegExp(`^hostadm: cannot listen on 127\\.0\\.0\\.1:${agentPort}: the port is in use by a hostadm agent \\(host simhost(?:, pid \\d+)?\\)`, 'm'));
+  assert.match(
+    agentAgain.stderr,
+    new RegExp(`^hostadm: cannot listen on 127\\.0\\.0\\.1:${agentPort}: the port is in use by a hostadm agent \\(host simhost(?:, pid \\d+)?\\)`, 'm'),
+  );
 
   const mem = await runCli(['call', 'systemmanager', 'memorystats', '--profile', 'local'], cliEnv);
   assert.equal(mem.code, 0, show(mem));

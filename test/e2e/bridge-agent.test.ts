@@ -61,7 +61,16 @@ async function openChannel(t: TestContext, bridge: Awaited<ReturnType<typeof sta
   const a1 = JSON.parse(a1Text) as { name: string; args: unknown };
   assert.equal(a1.name, 'response', a1Text);
   const result = await hs.finish(a1.args);
-  return { channel: result.channel, agentId, peer, carried, events: [], hostFingerprint: result.hostKeyFingerprint, c2: result.c2Args, cursor: peer.received.length };
+  return {
+    channel: result.channel,
+    agentId,
+    peer,
+    carried,
+    events: [],
+    hostFingerprint: result.hostKeyFingerprint,
+    c2: result.c2Args,
+    cursor: peer.received.length,
+  };
 }
 
 /** The next sealed frame from the agent, opened (frames are opened once each, in arrival order). */
@@ -88,13 +97,13 @@ async function sealedRequest(s: Sealed, envelope: Record<string, unknown>): Prom
 test('through the bridge: the channel signs in, serves a request, a queued job and its events', async (t) => {
   const { bridge, agent, key } = await setup(t);
   const s = await openChannel(t, bridge, key);
-  assert.equal(s.hostFingerprint, agent.services.hostKey.fingerprint, 'the client sees the agent\'s real host key');
+  assert.equal(s.hostFingerprint, agent.services.hostKey.fingerprint, "the client sees the agent's real host key");
   const signIn = await sealedRequest(s, { id: 'c2', name: 'auth_ssl', namespace: 'rpc', args: s.c2 });
   assert.equal(signIn.name, 'response', JSON.stringify(signIn));
   assert.equal((signIn.args as [string, number])[1], 300);
 
   const query = await sealedRequest(s, { id: 'q', name: 'query', namespace: 'rpc', args: {} });
-  assert.equal((query.args as Record<string, string>)['admin/users'], 'read/write', 'signed in as admin (the key\'s owner)');
+  assert.equal((query.args as Record<string, string>)['admin/users'], 'read/write', "signed in as admin (the key's owner)");
 
   const subscribed = await sealedRequest(s, { id: 'sub', name: 'subscribe', namespace: 'events', args: ['dispatcher'] });
   assert.deepEqual(subscribed.args, { subscribe: ['dispatcher'] });
@@ -112,7 +121,10 @@ test('through the bridge: the channel signs in, serves a request, a queued job a
   assert.equal(done.success, 'true');
 
   // What the bridge carried: sealed frames only after the handshake, and no plaintext of the job.
-  assert.ok(s.carried.slice(2).every((b) => b.startsWith('hsc1.')), 'every frame after the handshake is sealed');
+  assert.ok(
+    s.carried.slice(2).every((b) => b.startsWith('hsc1.')),
+    'every frame after the handshake is sealed',
+  );
   assert.ok(!s.carried.some((b) => b.includes(MARKER) || b.includes('dispatcher')), 'the bridge never saw the command, its output or the class');
   const audit = agent.services.audit.recent(10).find((r) => r.transport === 'bridge' && r.action === 'run');
   assert.equal(audit?.user, 'admin');
@@ -134,10 +146,16 @@ test('a bridge that alters, replays or drops a frame kills the channel visibly',
   const since = s.peer.received.length;
   s.peer.ws.send(`${s.agentId}\n${after}`);
   await new Promise((r) => setTimeout(r, 300));
-  const frames = s.peer.received.slice(since).filter((m) => 'frame' in m).map((m) => (m as { frame: string }).frame.split('\n').slice(1).join('\n'));
+  const frames = s.peer.received
+    .slice(since)
+    .filter((m) => 'frame' in m)
+    .map((m) => (m as { frame: string }).frame.split('\n').slice(1).join('\n'));
   assert.equal(frames.filter((f) => f.startsWith('hsc1.')).length, 0, 'a replay ends the channel: no more replies');
   assert.equal(parseChannelClosedNotice(frames[0] ?? ''), 'the host closed the secure channel: a frame from you arrived twice (replayed on the way)');
-  assert.ok(frames.every((f) => parseChannelClosedNotice(f) !== null), 'later frames get the same plain notice, nothing else');
+  assert.ok(
+    frames.every((f) => parseChannelClosedNotice(f) !== null),
+    'later frames get the same plain notice, nothing else',
+  );
 
   // Tampering on the way back: a fresh channel; the client detects a flipped bit in a reply.
   const t2 = await openChannel(t, bridge, key, false);
@@ -157,7 +175,9 @@ test('the agent refuses the unprotected (downgraded) bridge form', async (t) => 
   await until(() => (peer.lastAnnouncement()?.peers ?? []).some((p) => p.nickname === 'simhost'), 'the agent announced');
   const agentId = idOf(peer.lastAnnouncement()!, 'simhost');
   const reply = peer.nextFrame();
-  peer.ws.send(`${agentId}\n${JSON.stringify({ id: 'old', name: 'auth_ssl', namespace: 'rpc', args: { action: 'auth_ssl', md5_key: (await import('../bridge/helpers.ts')).md5Of(key) } })}`);
+  peer.ws.send(
+    `${agentId}\n${JSON.stringify({ id: 'old', name: 'auth_ssl', namespace: 'rpc', args: { action: 'auth_ssl', md5_key: (await import('../bridge/helpers.ts')).md5Of(key) } })}`,
+  );
   const answer = JSON.parse((await reply).split('\n').slice(1).join('\n')) as { name: string; args: { code: number } };
   assert.equal(answer.name, 'error');
   assert.equal(answer.args.code, 400);

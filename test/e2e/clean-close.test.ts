@@ -10,7 +10,7 @@ import { rsaKey } from '../helpers/keys.ts';
 import { startTestBridge } from '../bridge/helpers.ts';
 import { listBridgeHosts, NodeWebSocket, type WebSocketConstructor } from '../../client/sdk/src/node.ts';
 
-test('the bridge answers a client\'s close frame: the socket closes cleanly with 1000, not by the client giving up', async (t) => {
+test("the bridge answers a client's close frame: the socket closes cleanly with 1000, not by the client giving up", async (t) => {
   const bridge = await startTestBridge(t);
   const key = rsaKey();
   const closes: Array<{ code: number; wasClean: boolean }> = [];

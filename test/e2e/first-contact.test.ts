@@ -48,7 +48,10 @@ async function recordingMiddle(t: TestContext, bridgeUrl: string): Promise<{ url
   return { url: `ws://127.0.0.1:${port}${new URL(bridgeUrl).pathname}`, seen: () => frames.join('\n') };
 }
 
-async function hostBehindBridge(t: TestContext, options: { password: string; allowPasswordAuth?: boolean }): Promise<{ bridge: TestBridge; agent: Awaited<ReturnType<typeof agentFor>> }> {
+async function hostBehindBridge(
+  t: TestContext,
+  options: { password: string; allowPasswordAuth?: boolean },
+): Promise<{ bridge: TestBridge; agent: Awaited<ReturnType<typeof agentFor>> }> {
   const bridge = await startTestBridge(t);
   const agent = await agentFor(t, {
     simPassword: options.password,
@@ -75,7 +78,14 @@ test('a password sign-in inside the channel crosses the bridge sealed: not in an
   const middle = await recordingMiddle(t, bridge.url);
   const key = rsaKey();
   const first = await connect({
-    transport: bridgeTransport({ bridgeUrl: middle.url, host: { name: 'web1' }, key: keyPems(key), joinToken: await bridge.token('client'), onHostKey: () => true, webSocket: NodeWebSocket }),
+    transport: bridgeTransport({
+      bridgeUrl: middle.url,
+      host: { name: 'web1' },
+      key: keyPems(key),
+      joinToken: await bridge.token('client'),
+      onHostKey: () => true,
+      webSocket: NodeWebSocket,
+    }),
     auth: { username: 'admin', password },
     reconnect: false,
   });
@@ -87,7 +97,7 @@ test('a password sign-in inside the channel crosses the bridge sealed: not in an
   assert.ok(seen.includes('hsc1.'), 'sealed frames crossed');
   assert.ok(!seen.includes(password), 'the password is in no frame the bridge relayed');
   assert.ok(!seen.includes(Buffer.from(password).toString('base64')), 'nor in base64');
-  if (BRIDGE_RUNTIME === 'node') assert.ok(!filesUnder(bridge.dataDir).includes(password), 'nor in the bridge\'s files');
+  if (BRIDGE_RUNTIME === 'node') assert.ok(!filesUnder(bridge.dataDir).includes(password), "nor in the bridge's files");
 
   // The next connection proves the key and is signed in with no password at all.
   const second = await connect({
@@ -95,16 +105,26 @@ test('a password sign-in inside the channel crosses the bridge sealed: not in an
     reconnect: false,
   });
   t.after(() => second.close());
-  assert.equal(second.session?.method, 'key', 'signed in by the channel\'s key proof alone');
+  assert.equal(second.session?.method, 'key', "signed in by the channel's key proof alone");
   assert.ok((await second.admin.systemmanager.memorystats()).memorystats);
   const hosts = await listBridgeHosts({ bridgeUrl: bridge.url, key: keyPems(key), webSocket: NodeWebSocket });
-  assert.deepEqual(hosts.map((h) => [h.nickname, h.access]), [['web1', 'key']]);
+  assert.deepEqual(
+    hosts.map((h) => [h.nickname, h.access]),
+    [['web1', 'key']],
+  );
 });
 
 test('password guesses through the bridge are blacklisted per client key, across reconnects', async (t) => {
   const { bridge, agent } = await hostBehindBridge(t, { password: 'right-one' });
   const key = rsaKey();
-  const factory = bridgeTransport({ bridgeUrl: bridge.url, host: { name: 'web1' }, key: keyPems(key), joinToken: await bridge.token('client'), onHostKey: () => true, webSocket: NodeWebSocket });
+  const factory = bridgeTransport({
+    bridgeUrl: bridge.url,
+    host: { name: 'web1' },
+    key: keyPems(key),
+    joinToken: await bridge.token('client'),
+    onHostKey: () => true,
+    webSocket: NodeWebSocket,
+  });
   const codes: number[] = [];
   for (let i = 0; i < 7; i++) {
     // A new connection (and a new connection id at the bridge) for every guess.
@@ -127,10 +147,20 @@ test('password guesses through the bridge are blacklisted per client key, across
 test('a host that refuses passwords is not offered to a client naming it, and its key stays unknown there', async (t) => {
   const { bridge } = await hostBehindBridge(t, { password: 'unused', allowPasswordAuth: false });
   const key = rsaKey();
-  const hosts = await listBridgeHosts({ bridgeUrl: bridge.url, key: keyPems(key), joinToken: await bridge.token('client'), reach: ['web1'], webSocket: NodeWebSocket });
+  const hosts = await listBridgeHosts({
+    bridgeUrl: bridge.url,
+    key: keyPems(key),
+    joinToken: await bridge.token('client'),
+    reach: ['web1'],
+    webSocket: NodeWebSocket,
+  });
   assert.deepEqual(hosts, [], 'nothing to reach: the host accepts neither this key nor a password');
   await assert.rejects(
-    connect({ transport: bridgeTransport({ bridgeUrl: bridge.url, host: { name: 'web1' }, key: keyPems(key), onHostKey: () => true, webSocket: NodeWebSocket }), auth: { username: 'admin', password: 'unused' }, reconnect: false }),
+    connect({
+      transport: bridgeTransport({ bridgeUrl: bridge.url, host: { name: 'web1' }, key: keyPems(key), onHostKey: () => true, webSocket: NodeWebSocket }),
+      auth: { username: 'admin', password: 'unused' },
+      reconnect: false,
+    }),
     /web1 is not online .* for this key \(hosts this key may reach: none\)/,
   );
 });
@@ -139,7 +169,17 @@ test('a host that accepts passwords but is given none: a clear error naming what
   const { bridge } = await hostBehindBridge(t, { password: 'unused' });
   const key = rsaKey();
   await assert.rejects(
-    connect({ transport: bridgeTransport({ bridgeUrl: bridge.url, host: { name: 'web1' }, key: keyPems(key), joinToken: await bridge.token('client'), onHostKey: () => true, webSocket: NodeWebSocket }), reconnect: false }),
+    connect({
+      transport: bridgeTransport({
+        bridgeUrl: bridge.url,
+        host: { name: 'web1' },
+        key: keyPems(key),
+        joinToken: await bridge.token('client'),
+        onHostKey: () => true,
+        webSocket: NodeWebSocket,
+      }),
+      reconnect: false,
+    }),
     (e: unknown) => e instanceof KeyNotRegisteredError && /does not know this key yet/.test(e.message),
   );
 });

@@ -9,7 +9,15 @@ import { createServer } from 'node:net';
 import { agentFor, clientFor } from '../helpers/agent.ts';
 import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
 import { startTestBridge, until } from '../bridge/helpers.ts';
-import { bridgeTransport, connect, ConnectionError, NodeWebSocket, type HostadmClient, type HostadmEvent, type TransportFactory } from '../../client/sdk/src/node.ts';
+import {
+  bridgeTransport,
+  connect,
+  ConnectionError,
+  NodeWebSocket,
+  type HostadmClient,
+  type HostadmEvent,
+  type TransportFactory,
+} from '../../client/sdk/src/node.ts';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -63,7 +71,7 @@ test('the SDK through the bridge: typed call, event, queued job, first-use pin t
     },
     webSocket: NodeWebSocket,
   });
-  assert.equal(seen!.fingerprint, agent.services.hostKey.fingerprint, 'first use shows the agent\'s real fingerprint');
+  assert.equal(seen!.fingerprint, agent.services.hostKey.fingerprint, "first use shows the agent's real fingerprint");
 
   const mem = await client.admin.systemmanager.memorystats();
   assert.ok(mem.memorystats, 'a typed call answers through the channel');
@@ -87,16 +95,45 @@ test('the SDK through the bridge: typed call, event, queued job, first-use pin t
   // A wrong pinned key: the handshake aborts, naming both fingerprints.
   const wrong = Buffer.alloc(32, 7).toString('base64');
   await assert.rejects(
-    connect({ transport: bridgeTransport({ bridgeUrl: bridge.url, host: { fingerprint: agent.services.hostKey.fingerprint }, key: keyPems(key), pinnedHostKey: wrong, webSocket: NodeWebSocket }), reconnect: false }),
-    (e: unknown) => e instanceof ConnectionError && /host-key-mismatch/.test(e.message) && e.message.includes(agent.services.hostKey.fingerprint) && /pinned SHA256:/.test(e.message),
+    connect({
+      transport: bridgeTransport({
+        bridgeUrl: bridge.url,
+        host: { fingerprint: agent.services.hostKey.fingerprint },
+        key: keyPems(key),
+        pinnedHostKey: wrong,
+        webSocket: NodeWebSocket,
+      }),
+      reconnect: false,
+    }),
+    (e: unknown) =>
+      e instanceof ConnectionError &&
+      /host-key-mismatch/.test(e.message) &&
+      e.message.includes(agent.services.hostKey.fingerprint) &&
+      /pinned SHA256:/.test(e.message),
   );
 
   // The right pin works with no callback; an unknown host fails at once (not at the timeout), listing
   // the hosts this key may reach.
-  const pinnedClient = await bridgeClient(t, { bridgeUrl: bridge.url, host: { nickname: 'simhost' }, key: keyPems(key), pinnedHostKey: seen!.hostKey, webSocket: NodeWebSocket });
+  const pinnedClient = await bridgeClient(t, {
+    bridgeUrl: bridge.url,
+    host: { nickname: 'simhost' },
+    key: keyPems(key),
+    pinnedHostKey: seen!.hostKey,
+    webSocket: NodeWebSocket,
+  });
   assert.ok((await pinnedClient.admin.systemmanager.memorystats()).memorystats);
   await assert.rejects(
-    connect({ transport: bridgeTransport({ bridgeUrl: bridge.url, host: { name: 'nosuchhost' }, key: keyPems(key), pinnedHostKey: seen!.hostKey, webSocket: NodeWebSocket }), reconnect: false, connectTimeoutMs: 60_000 }),
+    connect({
+      transport: bridgeTransport({
+        bridgeUrl: bridge.url,
+        host: { name: 'nosuchhost' },
+        key: keyPems(key),
+        pinnedHostKey: seen!.hostKey,
+        webSocket: NodeWebSocket,
+      }),
+      reconnect: false,
+      connectTimeoutMs: 60_000,
+    }),
     (e: unknown) => e instanceof ConnectionError && /nosuchhost is not online/.test(e.message) && /may reach: simhost \(SHA256:/.test(e.message),
   );
 });
@@ -117,7 +154,13 @@ test("the channel's key proof is the sign-in: the client sends no auth_token and
     description: inner.description,
     async open(handlers, options) {
       const transport = await inner.open(handlers, options);
-      return { ...transport, send: (text) => (sent.push((JSON.parse(text) as { name: string }).name), transport.send(text)) };
+      return {
+        ...transport,
+        send: (text) => {
+          sent.push((JSON.parse(text) as { name: string }).name);
+          transport.send(text);
+        },
+      };
     },
   };
   const client = await connect({ transport: recording, reconnect: false });

@@ -88,7 +88,14 @@ async function setup(t: TestContext): Promise<{ client: HostadmClient; middle: M
   const middle = await manInTheMiddle(t, bridge.url);
   // A long request timeout: a failure that only came from it would name it, not the channel.
   const client = await connect({
-    transport: bridgeTransport({ bridgeUrl: middle.url, host: { name: 'simhost' }, key: keyPems(key), joinToken: await bridge.token('client'), onHostKey: () => true, webSocket: NodeWebSocket }),
+    transport: bridgeTransport({
+      bridgeUrl: middle.url,
+      host: { name: 'simhost' },
+      key: keyPems(key),
+      joinToken: await bridge.token('client'),
+      onHostKey: () => true,
+      webSocket: NodeWebSocket,
+    }),
     reconnect: false,
     requestTimeoutMs: 120_000,
   });

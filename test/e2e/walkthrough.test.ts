@@ -55,7 +55,13 @@ function walkthrough(name: string): Step[] {
 }
 
 /** A long-running command; resolves once its stdout matches `ready`. */
-async function startBackground(t: TestContext, cwd: string, argv: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
+async function startBackground(
+  t: TestContext,
+  cwd: string,
+  argv: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
   const child = spawn(HOSTADM, argv, { cwd, env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -163,7 +169,11 @@ test('docs/quickstart.md as written: bridge, a host behind NAT, a client with on
   assert.match(memory.stdout, /memorystats/);
 
   // The host now lists the key: access by key, and the host key is pinned.
-  const again = await runStep({ ...hosts!, argv: hosts!.argv.filter((a, i, all) => a !== '--join-file' && all[i - 1] !== '--join-file') }, m.clientDir, m.clientEnv);
+  const again = await runStep(
+    { ...hosts!, argv: hosts!.argv.filter((a, i, all) => a !== '--join-file' && all[i - 1] !== '--join-file') },
+    m.clientDir,
+    m.clientEnv,
+  );
   assert.equal(again.code, 0, show(again));
   assert.match(again.stdout, /web1\s+SHA256:\S+\s+key\s+\S+\s+yes/, show(again));
 
@@ -175,7 +185,12 @@ test('a wrong password inside the channel is refused (exit 3) and registers noth
   const m = await bridgeAndHost(t);
   const steps = walkthrough('client').map((s) => ({ ...s, argv: replaceAll(s.argv, DOC_BRIDGE, m.bridgeUrl) }));
   assert.equal((await runStep(steps[0]!, m.clientDir, m.clientEnv)).code, 0);
-  const bad = await runStep(steps[2]!, m.clientDir, { ...m.clientEnv, HOSTADM_JOIN_TOKEN: readFileSync(join(m.clientDir, 'client.token'), 'utf8').trim(), HOSTADM_ACCEPT_HOST_KEY: m.hostKey, HOSTADM_PASSWORD: 'wrong' });
+  const bad = await runStep(steps[2]!, m.clientDir, {
+    ...m.clientEnv,
+    HOSTADM_JOIN_TOKEN: readFileSync(join(m.clientDir, 'client.token'), 'utf8').trim(),
+    HOSTADM_ACCEPT_HOST_KEY: m.hostKey,
+    HOSTADM_PASSWORD: 'wrong',
+  });
   assert.equal(bad.code, 3, show(bad));
   // Without a password there is no way in: the key is still unknown to the host.
   const ps = await runCli(['ps', '--bridge', m.bridgeUrl, '--host', 'web1'], m.clientEnv, { cwd: m.clientDir });
@@ -184,7 +199,10 @@ test('a wrong password inside the channel is refused (exit 3) and registers noth
   assert.match(ps.stderr, /hostadm agent keys authorize \S+==/, show(ps));
 });
 
-test('without passwords: the host administrator authorizes the key by its md5, and the first login proves and registers it', { timeout: 120_000, skip: nodeOnly('the agent keys command runs on the host; one runtime is enough') }, async (t) => {
+test('without passwords: the host administrator authorizes the key by its md5, and the first login proves and registers it', {
+  timeout: 120_000,
+  skip: nodeOnly('the agent keys command runs on the host; one runtime is enough'),
+}, async (t) => {
   const m = await bridgeAndHost(t, ['--no-password-auth']);
   const steps = walkthrough('client').map((s) => ({ ...s, argv: replaceAll(s.argv, DOC_BRIDGE, m.bridgeUrl) }));
   const made = await runStep(steps[0]!, m.clientDir, m.clientEnv);

@@ -19,7 +19,29 @@ const RUNS = Number(process.env.HOSTADM_FUZZ_RUNS ?? 1);
 const REPLY_WITHIN_MS = 15_000;
 
 /** Values that have broken parsers and command lines before, mixed with whatever fast-check makes. */
-const nasty = fc.constantFrom('', ' ', '-rf', '--help', '../../etc/passwd', '/etc/shadow', '$(reboot)', '`id`', 'a;b', 'a|b', 'a\nb', '\u0000', 'é\u202e', 'x'.repeat(5000), '9'.repeat(40), '-1', 'NaN', 'true', '{}', '[]', 'null');
+const nasty = fc.constantFrom(
+  '',
+  ' ',
+  '-rf',
+  '--help',
+  '../../etc/passwd',
+  '/etc/shadow',
+  '$(reboot)',
+  '`id`',
+  'a;b',
+  'a|b',
+  'a\nb',
+  '\u0000',
+  'é\u202e',
+  'x'.repeat(5000),
+  '9'.repeat(40),
+  '-1',
+  'NaN',
+  'true',
+  '{}',
+  '[]',
+  'null',
+);
 const value: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: nasty },
   { weight: 2, arbitrary: fc.string({ maxLength: 64 }) },
@@ -115,12 +137,17 @@ test('every action of every class, with generated arguments, as admin and as ope
           const client = await session.ensure();
           const id = session.nextId();
           requests++;
-          const reply = await replyOrClose(client, id, () => client.ws.send(JSON.stringify({ id, name: contract.name, namespace: contract.namespace, args: { ...args, action } })));
+          const reply = await replyOrClose(client, id, () =>
+            client.ws.send(JSON.stringify({ id, name: contract.name, namespace: contract.namespace, args: { ...args, action } })),
+          );
           if (reply !== 'closed') assert.ok(reply.name === 'response' || reply.name === 'error', JSON.stringify(reply).slice(0, 300));
           tally(reply === 'closed' ? 'closed' : reply.name === 'response' ? 'ok' : String((reply.args as { code: number }).code));
           if (reply !== 'closed' && reply.name === 'error') {
             const code = (reply.args as { code: number }).code;
-            assert.ok(code !== 500 || contract.name === 'systemmanager', `${contract.name} ${action} answered 500 to ${JSON.stringify(args).slice(0, 300)}: ${JSON.stringify(reply.args).slice(0, 300)}`);
+            assert.ok(
+              code !== 500 || contract.name === 'systemmanager',
+              `${contract.name} ${action} answered 500 to ${JSON.stringify(args).slice(0, 300)}: ${JSON.stringify(reply.args).slice(0, 300)}`,
+            );
           }
         }),
         { seed: SEED, numRuns: (served.has(contract) ? 40 : 3) * RUNS, endOnFailure: true },
@@ -138,7 +165,11 @@ test('every envelope field generated, signed in and not: a reply or a clean clos
   const rss = process.memoryUsage().rss;
   const sessions = [new Session(agent, 'admin'), new Session(agent, null)];
   t.after(() => sessions.forEach((s) => s.close()));
-  const names = fc.oneof(fc.constantFrom('auth', 'auth_token', 'auth_ssl', 'query', 'identify', 'dispatcher', 'users', 'subscribe', 'event', 'response'), fc.string({ maxLength: 20 }), value);
+  const names = fc.oneof(
+    fc.constantFrom('auth', 'auth_token', 'auth_ssl', 'query', 'identify', 'dispatcher', 'users', 'subscribe', 'event', 'response'),
+    fc.string({ maxLength: 20 }),
+    value,
+  );
   const namespaces = fc.oneof(fc.constantFrom('rpc', 'admin', 'events'), value);
   const envelope = fc.record({ name: names, namespace: namespaces, args: value, extra: fc.option(value) }, { requiredKeys: [] });
   await fc.assert(
@@ -147,7 +178,8 @@ test('every envelope field generated, signed in and not: a reply or a clean clos
       const client = await session.ensure();
       const id = session.nextId();
       const withId = idKind === 'string-id' ? { ...env, id } : idKind === 'no-id' ? env : { ...env, id: idKind };
-      const expect = idKind === 'string-id' ? id : idKind === 'no-id' ? '' : typeof idKind === 'number' ? String(idKind) : typeof idKind === 'string' ? idKind : '';
+      const expect =
+        idKind === 'string-id' ? id : idKind === 'no-id' ? '' : typeof idKind === 'number' ? String(idKind) : typeof idKind === 'string' ? idKind : '';
       const reply = await replyOrClose(client, expect, () => client.ws.send(JSON.stringify(withId)));
       if (reply !== 'closed') assert.ok(reply.name === 'response' || reply.name === 'error');
     }),
@@ -155,7 +187,7 @@ test('every envelope field generated, signed in and not: a reply or a clean clos
   );
   // Frames that are not JSON at all, or nested past the limit.
   const client = await sessions[1]!.ensure();
-  for (const raw of ['', '{', '[]', 'null', '"x"', '{"id":"deep","args":' + '['.repeat(5000) + ']'.repeat(5000) + '}', Buffer.from([0xff, 0xfe, 0x00])]) {
+  for (const raw of ['', '{', '[]', 'null', '"x"', `{"id":"deep","args":${'['.repeat(5000)}${']'.repeat(5000)}}`, Buffer.from([0xff, 0xfe, 0x00])]) {
     // Refused before parsing, so the reply cannot carry the frame's id: it has the empty one.
     await replyOrClose(client, '', () => client.ws.send(raw));
   }
@@ -166,8 +198,14 @@ test('every envelope field generated, signed in and not: a reply or a clean clos
 test('REST with generated paths, bodies and credentials: a JSON reply each, never a 500', async (t) => {
   const agent = await agentFor(t);
   const rss = process.memoryUsage().rss;
-  const paths = fc.oneof(fc.constantFrom('/rpc/query', '/rpc/identify', '/admin/users', '/admin/fs', '/rpc/dispatcher', '/admin/', '/admin/%2e%2e/rpc/query'), fc.string({ maxLength: 30 }).map((s) => `/${encodeURIComponent(s)}`));
-  const bodies = fc.oneof(value.map((v) => JSON.stringify(v) ?? 'null'), fc.string({ maxLength: 200 }));
+  const paths = fc.oneof(
+    fc.constantFrom('/rpc/query', '/rpc/identify', '/admin/users', '/admin/fs', '/rpc/dispatcher', '/admin/', '/admin/%2e%2e/rpc/query'),
+    fc.string({ maxLength: 30 }).map((s) => `/${encodeURIComponent(s)}`),
+  );
+  const bodies = fc.oneof(
+    value.map((v) => JSON.stringify(v) ?? 'null'),
+    fc.string({ maxLength: 200 }),
+  );
   const auth = fc.constantFrom<[string, string] | null>(null, ['admin', SIM_PASSWORD], ['operator', SIM_PASSWORD], ['admin', 'wrong'], ['', ''], ['a:b', 'c']);
   await fc.assert(
     fc.asyncProperty(paths, bodies, auth, async (path, body, credentials) => {
@@ -189,7 +227,17 @@ test('the bridge, fed generated frames before and around sign-in: it answers or 
   const bridge = await startTestBridge(t);
   const rss = process.memoryUsage().rss;
   const frames = fc.oneof(
-    fc.record({ id: value, name: fc.oneof(fc.constantFrom('auth_ssl', 'bridge_enroll', 'identify', 'response'), value), namespace: fc.oneof(fc.constant('rpc'), value), args: value }, { requiredKeys: [] }).map((e) => JSON.stringify(e)),
+    fc
+      .record(
+        {
+          id: value,
+          name: fc.oneof(fc.constantFrom('auth_ssl', 'bridge_enroll', 'identify', 'response'), value),
+          namespace: fc.oneof(fc.constant('rpc'), value),
+          args: value,
+        },
+        { requiredKeys: [] },
+      )
+      .map((e) => JSON.stringify(e)),
     fc.tuple(fc.string({ maxLength: 40 }), fc.string({ maxLength: 200 })).map(([to, body]) => `${to}\n${body}`),
     fc.string({ maxLength: 300 }),
   );
@@ -209,7 +257,11 @@ test('the bridge, fed generated frames before and around sign-in: it answers or 
       for (const frame of sequence) if (ws.readyState === WebSocket.OPEN) ws.send(frame);
       // After the garbage, the bridge still answers `identify` on that socket, or has closed it.
       if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ id: 'probe', name: 'identify', namespace: 'rpc', args: {} }));
-      const heard = await Promise.race([probed.then(() => true), closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), REPLY_WITHIN_MS))]);
+      const heard = await Promise.race([
+        probed.then(() => true),
+        closed.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), REPLY_WITHIN_MS)),
+      ]);
       assert.ok(heard, 'the bridge neither answered nor closed');
       ws.terminate();
       await closed;

@@ -22,7 +22,12 @@ test(`${CLIENTS} concurrent clients through the bridge: every reply arrives at t
   const { proc: bridgeProc, url: bridgeUrl } = await startBridgeProcess(t, bridgeDir, 0, ['--max-connections-per-address', String(CLIENTS + 100)]);
   const agentDir = join(dir, 'agent');
   mkdirSync(agentDir);
-  const agent = await startAgentProcess(t, { dataDir: agentDir, bridgeUrl, joinToken: await bridgeToken(bridgeDir, 'agent', 'loadhost'), nickname: 'loadhost' });
+  const agent = await startAgentProcess(t, {
+    dataDir: agentDir,
+    bridgeUrl,
+    joinToken: await bridgeToken(bridgeDir, 'agent', 'loadhost'),
+    nickname: 'loadhost',
+  });
   const { key, hostKey } = await registerClientKey(agent.url);
   const joinToken = await bridgeToken(bridgeDir, 'client', 'load-clients');
   const rssStart = rssOf(agent.proc.child.pid!);
@@ -61,7 +66,9 @@ test(`${CLIENTS} concurrent clients through the bridge: every reply arrives at t
     assert.ok(memory.memorystats);
   }
   t.diagnostic(`${CLIENTS} clients opened in ${openedMs} ms (${OPENING_AT_ONCE} handshakes at a time); ${CLIENTS * 3} calls at once in ${callsMs} ms`);
-  t.diagnostic(`agent RSS: ${(rssStart / MB).toFixed(0)} MB idle, ${(rssOpen / MB).toFixed(0)} MB with ${CLIENTS} channels, ${(rssEnd / MB).toFixed(0)} MB after the calls`);
+  t.diagnostic(
+    `agent RSS: ${(rssStart / MB).toFixed(0)} MB idle, ${(rssOpen / MB).toFixed(0)} MB with ${CLIENTS} channels, ${(rssEnd / MB).toFixed(0)} MB after the calls`,
+  );
   assert.ok(rssEnd < rssStart + 512 * MB, `the agent grew from ${(rssStart / MB).toFixed(0)} to ${(rssEnd / MB).toFixed(0)} MB`);
   assert.ok(bridgeProc.child.exitCode === null && agent.proc.child.exitCode === null, 'bridge and agent are still running');
 });

@@ -52,12 +52,18 @@ export function scratchDir(t: TestContext, prefix: string): string {
 
 /** Resident memory of a process, in bytes (Linux /proc). */
 export function rssOf(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
   return Number(/\d+/.exec(line ?? '')?.[0] ?? 0) * 1024;
 }
 
 export async function startBridgeProcess(t: TestContext, dataDir: string, port = 0, extra: string[] = []): Promise<{ proc: Proc; url: string; port: number }> {
-  const { proc, match } = await startProcess(t, ['bridge', '--listen', `127.0.0.1:${port}`, '--data', dataDir, '--log-level', 'warn', ...extra], /listening on (ws:\/\/127\.0\.0\.1:(\d+)\/relay)/);
+  const { proc, match } = await startProcess(
+    t,
+    ['bridge', '--listen', `127.0.0.1:${port}`, '--data', dataDir, '--log-level', 'warn', ...extra],
+    /listening on (ws:\/\/127\.0\.0\.1:(\d+)\/relay)/,
+  );
   return { proc, url: match[1]!, port: Number(match[2]) };
 }
 
@@ -71,9 +77,29 @@ export async function bridgeToken(dataDir: string, kind: 'agent' | 'client', nic
   return token;
 }
 
-export async function startAgentProcess(t: TestContext, opts: { dataDir: string; bridgeUrl: string; joinToken?: string; nickname: string; extra?: string[] }): Promise<{ proc: Proc; url: string }> {
+export async function startAgentProcess(
+  t: TestContext,
+  opts: { dataDir: string; bridgeUrl: string; joinToken?: string; nickname: string; extra?: string[] },
+): Promise<{ proc: Proc; url: string }> {
   writeFileSync(join(opts.dataDir, '..', `${opts.nickname}-password`), `${PASSWORD}\n`, { mode: 0o600 });
-  const args = ['agent', '--platform', 'sim', '--listen', '127.0.0.1:0', '--data', opts.dataDir, '--sim-password-file', join(opts.dataDir, '..', `${opts.nickname}-password`), '--bridge', opts.bridgeUrl, '--nickname', opts.nickname, '--log-level', 'warn', ...(opts.extra ?? [])];
+  const args = [
+    'agent',
+    '--platform',
+    'sim',
+    '--listen',
+    '127.0.0.1:0',
+    '--data',
+    opts.dataDir,
+    '--sim-password-file',
+    join(opts.dataDir, '..', `${opts.nickname}-password`),
+    '--bridge',
+    opts.bridgeUrl,
+    '--nickname',
+    opts.nickname,
+    '--log-level',
+    'warn',
+    ...(opts.extra ?? []),
+  ];
   if (opts.joinToken) {
     const file = join(opts.dataDir, '..', `${opts.nickname}-join`);
     writeFileSync(file, `${opts.joinToken}\n`, { mode: 0o600 });
@@ -100,7 +126,14 @@ export async function registerClientKey(agentUrl: string): Promise<{ key: TestKe
   return { key, hostKey: identity.host_key };
 }
 
-export function bridgedClient(opts: { bridgeUrl: string; nickname: string; key: TestKey; hostKey: string; joinToken?: string; reconnect?: boolean }): Promise<HostadmClient> {
+export function bridgedClient(opts: {
+  bridgeUrl: string;
+  nickname: string;
+  key: TestKey;
+  hostKey: string;
+  joinToken?: string;
+  reconnect?: boolean;
+}): Promise<HostadmClient> {
   return connect({
     transport: bridgeTransport({
       bridgeUrl: opts.bridgeUrl,

@@ -24,7 +24,13 @@ function packageOf(specifier: string): string | null {
 function runtimeImports(workspace: string): Map<string, string> {
   const found = new Map<string, string>();
   const files = globSync('**/*.ts', { cwd: join(root, workspace), exclude: (f) => f.includes('node_modules') }).filter(
-    (f) => !f.endsWith('.test.ts') && !f.endsWith('.d.ts') && !f.includes('test-workers/') && !f.endsWith('.config.ts') && !f.startsWith('examples/') && !f.includes('/examples/'),
+    (f) =>
+      !f.endsWith('.test.ts') &&
+      !f.endsWith('.d.ts') &&
+      !f.includes('test-workers/') &&
+      !f.endsWith('.config.ts') &&
+      !f.startsWith('examples/') &&
+      !f.includes('/examples/'),
   );
   for (const file of files) {
     const text = readFileSync(join(root, workspace, file), 'utf8');
@@ -49,7 +55,11 @@ for (const workspace of WORKSPACES) {
     // The Workers runtime is bundled by wrangler from the repository (its tooling is a devDependency).
     const devOk = new Set(workspace === 'bridge' ? Object.keys(manifest.devDependencies ?? {}) : []);
     const missing = [...runtimeImports(workspace)].filter(([name, file]) => !declared.has(name) && !(devOk.has(name) && file.includes('runtime/workers/')));
-    assert.deepEqual(missing.map(([name, file]) => `${name} (imported by ${workspace}/${file})`), [], 'declare these in dependencies');
+    assert.deepEqual(
+      missing.map(([name, file]) => `${name} (imported by ${workspace}/${file})`),
+      [],
+      'declare these in dependencies',
+    );
     for (const [subpath, target] of Object.entries(manifest.exports ?? {})) {
       if (target.includes('*')) continue;
       assert.ok(existsSync(join(root, workspace, target)), `exports["${subpath}"] names ${target}, which does not exist`);

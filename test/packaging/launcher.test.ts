@@ -31,14 +31,19 @@ function installed(t: TestContext, version: string | null) {
     writeFileSync(join(dir, `path/${tool}`), `#!/bin/sh\nexec ${real} "$@"\n`);
     chmodSync(join(dir, `path/${tool}`), 0o755);
   }
-  return (...args: string[]) => spawnSync('/bin/sh', [join(dir, 'pkg/bin/hostadm'), ...args], { encoding: 'utf8', env: { PATH: join(dir, 'path'), HOME: dir } });
+  return (...args: string[]) =>
+    spawnSync('/bin/sh', [join(dir, 'pkg/bin/hostadm'), ...args], { encoding: 'utf8', env: { PATH: join(dir, 'path'), HOME: dir } });
 }
 
 test('the compiled CLI runs on the node from PATH when it is new enough', (t) => {
   for (const version of ['v22.16.0', 'v22.20.1', 'v24.1.0', 'v100.0.0']) {
     const r = installed(t, version)('ps', '--json');
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /^ran: --disable-warning=ExperimentalWarning --initial-old-space-size=64 \S+\/pkg\/bin\/\.\.\/cli\/src\/main\.js ps --json$/m, version);
+    assert.match(
+      r.stdout,
+      /^ran: --disable-warning=ExperimentalWarning --initial-old-space-size=64 \S+\/pkg\/bin\/\.\.\/cli\/src\/main\.js ps --json$/m,
+      version,
+    );
   }
 });
 

@@ -16,7 +16,9 @@ const UNITS = ['hostadm-agent.service', 'hostadm-bridge.service'];
 const RC_SCRIPTS = ['hostadm_agent', 'hostadm_bridge'];
 const found = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
 
-test('the systemd units pass systemd-analyze verify without a warning', { skip: found('systemd-analyze') ? false : 'systemd-analyze is not installed (Debian package systemd)' }, (t) => {
+test('the systemd units pass systemd-analyze verify without a warning', {
+  skip: found('systemd-analyze') ? false : 'systemd-analyze is not installed (Debian package systemd)',
+}, (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hostadm-units-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const standIn = join(dir, 'hostadm');
@@ -34,14 +36,24 @@ test('the systemd units pass systemd-analyze verify without a warning', { skip: 
 
 test('the bridge unit runs unprivileged and confined; the agent unit says why it is root', () => {
   const bridge = readFileSync(join(root, 'infra/systemd/hostadm-bridge.service'), 'utf8');
-  for (const line of ['DynamicUser=yes', 'NoNewPrivileges=yes', 'ProtectSystem=strict', 'ProtectHome=yes', 'PrivateTmp=yes', 'CapabilityBoundingSet=', 'SystemCallFilter=@system-service'])
+  for (const line of [
+    'DynamicUser=yes',
+    'NoNewPrivileges=yes',
+    'ProtectSystem=strict',
+    'ProtectHome=yes',
+    'PrivateTmp=yes',
+    'CapabilityBoundingSet=',
+    'SystemCallFilter=@system-service',
+  ])
     assert.match(bridge, new RegExp(`^${line}$`, 'm'), line);
   const agent = readFileSync(join(root, 'infra/systemd/hostadm-agent.service'), 'utf8');
   assert.match(agent, /^User=root$/m);
   assert.match(agent, /# Why root/);
 });
 
-test('the rc.d scripts pass sh -n and shellcheck', { skip: found('shellcheck') ? false : 'shellcheck is not installed (Debian package shellcheck; .ci/run installs it as root)' }, () => {
+test('the rc.d scripts pass sh -n and shellcheck', {
+  skip: found('shellcheck') ? false : 'shellcheck is not installed (Debian package shellcheck; .ci/run installs it as root)',
+}, () => {
   for (const script of RC_SCRIPTS) {
     const path = join(root, 'infra/freebsd/rc.d', script);
     const syntax = spawnSync('sh', ['-n', path], { encoding: 'utf8' });
@@ -71,23 +83,37 @@ test('the rc.d scripts start daemon(8) with a pid file and the flags and data di
     writeFileSync(join(dir, script), text);
     const r = spawnSync('sh', [join(dir, script), 'start'], { encoding: 'utf8', env: { ...process.env, RC_CONF: join(dir, 'rc.conf') } });
     assert.equal(r.status, 0, r.stderr);
-    return Object.fromEntries(r.stdout.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    return Object.fromEntries(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
   };
 
   const agentDefaults = run('hostadm_agent', '');
   assert.equal(agentDefaults.rcvar, 'hostadm_agent_enable');
   assert.equal(agentDefaults.enabled, 'NO', 'off until rc.conf enables it');
   assert.equal(agentDefaults.command, '/usr/sbin/daemon');
-  assert.equal(agentDefaults.args, '-f -r -P /var/run/hostadm_agent.pid -t hostadm_agent -S -T hostadm_agent /usr/local/bin/hostadm agent --platform freebsd --data /var/db/hostadm --listen 127.0.0.1:12150');
+  assert.equal(
+    agentDefaults.args,
+    '-f -r -P /var/run/hostadm_agent.pid -t hostadm_agent -S -T hostadm_agent /usr/local/bin/hostadm agent --platform freebsd --data /var/db/hostadm --listen 127.0.0.1:12150',
+  );
   assert.match(agentDefaults.env ?? '', /PATH=\S*\/usr\/local\/bin/, 'node from pkg is on PATH');
 
-  const agent = run('hostadm_agent', 'hostadm_agent_enable="YES"\nhostadm_agent_flags="--listen 0.0.0.0:12150 --bridge wss://bridge.example:12160"\nhostadm_agent_data="/z/hostadm"\n');
+  const agent = run(
+    'hostadm_agent',
+    'hostadm_agent_enable="YES"\nhostadm_agent_flags="--listen 0.0.0.0:12150 --bridge wss://bridge.example:12160"\nhostadm_agent_data="/z/hostadm"\n',
+  );
   assert.equal(agent.enabled, 'YES');
   assert.match(agent.args ?? '', / --data \/z\/hostadm --listen 0\.0\.0\.0:12150 --bridge wss:\/\/bridge\.example:12160$/);
 
   const bridge = run('hostadm_bridge', 'hostadm_bridge_enable="YES"\nhostadm_bridge_user="relay"\n');
   assert.equal(bridge.rcvar, 'hostadm_bridge_enable');
   assert.equal(bridge.pidfile, '/var/run/hostadm_bridge.pid');
-  assert.equal(bridge.args, '-f -r -P /var/run/hostadm_bridge.pid -u relay -t hostadm_bridge -S -T hostadm_bridge /usr/local/bin/hostadm bridge serve --data /var/db/hostadm-bridge --listen 0.0.0.0:12160');
+  assert.equal(
+    bridge.args,
+    '-f -r -P /var/run/hostadm_bridge.pid -u relay -t hostadm_bridge -S -T hostadm_bridge /usr/local/bin/hostadm bridge serve --data /var/db/hostadm-bridge --listen 0.0.0.0:12160',
+  );
   assert.equal(bridge.precmd, 'hostadm_bridge_precmd');
 });

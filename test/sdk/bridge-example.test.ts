@@ -54,5 +54,5 @@ test('the bridge example, as documented: first contact by password registers the
 
   const second = await run({ ...base, HOSTADM_HOST_KEY: pinned! });
   assert.equal(second.code, 0, second.out);
-  assert.match(second.out, /signed in by key; free memory \d+/, 'the channel\'s key proof signed it in');
+  assert.match(second.out, /signed in by key; free memory \d+/, "the channel's key proof signed it in");
 });

@@ -6,14 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import {
-  connect,
-  ConnectionError,
-  HostadmRequestError,
-  ReplyContractError,
-  TimeoutError,
-  type TransportFactory,
-} from '../../client/sdk/src/node.ts';
+import { connect, ConnectionError, HostadmRequestError, ReplyContractError, TimeoutError, type TransportFactory } from '../../client/sdk/src/node.ts';
 import { agentFor, assertIdentify, clientFor, SIM_PASSWORD, Sockets } from './support.ts';
 
 test('password sign-in, typed calls, identify and query', async (t) => {
@@ -87,7 +80,12 @@ test('key sign-in: auth_ssl with a WebCrypto signature, for RSA (PKCS#8 and PKCS
     await admin.registerKey({ certPem: publicPem, privatePem: k.privatePem, nickname: k.label });
   }
   const listed = await admin.admin.settings.list_ssl_certs();
-  assert.deepEqual(Object.values(listed.admin ?? {}).map((d) => d.nickname).sort(), ['ed25519', 'rsa pkcs8']);
+  assert.deepEqual(
+    Object.values(listed.admin ?? {})
+      .map((d) => d.nickname)
+      .sort(),
+    ['ed25519', 'rsa pkcs8'],
+  );
 
   const pkcs1 = rsa.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
   assert.match(pkcs1, /BEGIN RSA PRIVATE KEY/);
@@ -100,7 +98,10 @@ test('key sign-in: auth_ssl with a WebCrypto signature, for RSA (PKCS#8 and PKCS
 
   // An unregistered key is refused like a wrong password.
   const stranger = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  await assert.rejects(connect({ url: agent.url, auth: { key: { privatePem: stranger } } }), (err: unknown) => err instanceof HostadmRequestError && err.code === 401);
+  await assert.rejects(
+    connect({ url: agent.url, auth: { key: { privatePem: stranger } } }),
+    (err: unknown) => err instanceof HostadmRequestError && err.code === 401,
+  );
 });
 
 test('refusals are typed: 403 and 404 from the host, 400 with every field named (locally and from the host)', async (t) => {
@@ -142,7 +143,10 @@ test('refusals are typed: 403 and 404 from the host, 400 with every field named 
   assert.deepEqual(fields(local), ['comment', 'name', 'password']);
   assert.deepEqual(fields(remote), fields(local));
 
-  await assert.rejects(admin.call('admin', 'users', 'nosuchaction'), (err: unknown) => err instanceof HostadmRequestError && err.local && err.code === 400 && err.fieldErrors[0]?.field === 'action');
+  await assert.rejects(
+    admin.call('admin', 'users', 'nosuchaction'),
+    (err: unknown) => err instanceof HostadmRequestError && err.local && err.code === 400 && err.fieldErrors[0]?.field === 'action',
+  );
   await assert.rejects(admin.call('admin', 'nosuchclass', 'x'), (err: unknown) => err instanceof HostadmRequestError && err.local && err.code === 404);
 });
 
@@ -174,7 +178,10 @@ test('a request times out with TimeoutError, and an AbortSignal cancels waiting;
 
 test('connection failures are ConnectionError; closing rejects what waits', async (t) => {
   const agent = await agentFor(t);
-  await assert.rejects(connect({ url: 'ws://127.0.0.1:1', connectTimeoutMs: 2000 }), (err: unknown) => err instanceof ConnectionError && /127\.0\.0\.1:1/.test(err.message));
+  await assert.rejects(
+    connect({ url: 'ws://127.0.0.1:1', connectTimeoutMs: 2000 }),
+    (err: unknown) => err instanceof ConnectionError && /127\.0\.0\.1:1/.test(err.message),
+  );
   await assert.rejects(connect({ url: 'http://127.0.0.1:1' }), ConnectionError);
 
   const sockets = new Sockets();
@@ -209,7 +216,10 @@ test('validateReplies: a reply that breaks its contract is a ReplyContractError 
   const strict = await connect({ transport: fake, auth: { username: 'a', password: 'b' }, validateReplies: true, keepAlive: false });
   await assert.rejects(strict.admin.users.usershow(), (err: unknown) => {
     assert.ok(err instanceof ReplyContractError);
-    assert.ok(err.fieldErrors.some((f) => f.field === 'root.uid'), JSON.stringify(err.fieldErrors));
+    assert.ok(
+      err.fieldErrors.some((f) => f.field === 'root.uid'),
+      JSON.stringify(err.fieldErrors),
+    );
     return true;
   });
   await strict.close();

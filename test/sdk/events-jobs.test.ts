@@ -148,7 +148,15 @@ test('class-operation events (spec shape 2) are matched by process_details.proce
   tracker.onEvent({ event_system: 'admin/pkg', state: 'running', process_details: details('running'), percent_done: '40%', pkg_log: 'Fetching 3 packages\n' });
   const job = tracker.track(id);
   end();
-  tracker.onEvent({ event_system: 'admin/pkg', state: 'finished', process_details: details('finished'), success: 'true', reason: '', pkg_log: 'done\n', action: 'pkg_upgrade' });
+  tracker.onEvent({
+    event_system: 'admin/pkg',
+    state: 'finished',
+    process_details: details('finished'),
+    success: 'true',
+    reason: '',
+    pkg_log: 'done\n',
+    action: 'pkg_upgrade',
+  });
   assert.equal(job.completion?.success, 'true');
   assert.deepEqual(released, ['dispatcher']);
   const step = progressOf(id, { event_system: 'admin/pkg', state: 'running', process_details: details('running'), percent_done: '40%', pkg_log: 'x' });

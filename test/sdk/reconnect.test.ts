@@ -63,7 +63,11 @@ test('after a drop the client reconnects, resumes the same token, and re-subscri
   t.after(() => other.close());
   await other.login('admin');
   await other.request('rpc', 'dispatcher', { action: 'run', after: 'echo after' });
-  await until(() => events.some((e) => e.name === 'dispatcher' && eventJobId(e.args) === 'after' && e.args.state === 'finished'), 5000, 'the event after reconnecting');
+  await until(
+    () => events.some((e) => e.name === 'dispatcher' && eventJobId(e.args) === 'after' && e.args.state === 'finished'),
+    5000,
+    'the event after reconnecting',
+  );
   await listener.close();
 });
 

@@ -52,11 +52,7 @@ export interface ControlledSocket {
   terminate(): void;
 }
 
-export async function clientFor(
-  t: TestContext,
-  agent: TestAgent,
-  options: Partial<ConnectOptions> = {},
-): Promise<HostadmClient> {
+export async function clientFor(t: TestContext, agent: TestAgent, options: Partial<ConnectOptions> = {}): Promise<HostadmClient> {
   const client = await connect({
     url: agent.url,
     auth: { username: 'admin', password: SIM_PASSWORD },

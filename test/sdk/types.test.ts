@@ -10,12 +10,7 @@ import { join } from 'node:path';
 import { api } from '@hostadm/shared/api/index.ts';
 import type { adminClasses, rpcClasses } from '@hostadm/shared/api/index.ts';
 import type { ClassContract } from '@hostadm/shared/protocol/define.ts';
-import {
-  adminLoaders,
-  eventOperationLoaders,
-  rpcClassLoaders,
-  rpcOperationLoaders,
-} from '../../client/sdk/src/contracts.ts';
+import { adminLoaders, eventOperationLoaders, rpcClassLoaders, rpcOperationLoaders } from '../../client/sdk/src/contracts.ts';
 import type { HostadmClient, IsQueued, QueuedJob } from '../../client/sdk/src/index.ts';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -72,7 +67,10 @@ export function _compileOnly(client: HostadmClient): void {
 
 test('the queued actions of the contracts are the ones the types treat as jobs', () => {
   const runtime: string[] = [];
-  for (const [ns, classes] of [['admin', api.admin], ['rpc', api.rpc]] as const) {
+  for (const [ns, classes] of [
+    ['admin', api.admin],
+    ['rpc', api.rpc],
+  ] as const) {
     for (const [name, contract] of Object.entries(classes) as [string, ClassContract][]) {
       for (const [action, c] of Object.entries(contract.actions)) if (c.queued !== false) runtime.push(`${ns}/${name} ${action}`);
     }
@@ -80,7 +78,7 @@ test('the queued actions of the contracts are the ones the types treat as jobs',
   assert.deepEqual(runtime.sort(), [...QUEUED].sort());
 });
 
-test('every lazy contract loader returns exactly the registry\'s contract', async () => {
+test("every lazy contract loader returns exactly the registry's contract", async () => {
   const pairs: Array<[string, Record<string, () => Promise<unknown>>, Record<string, unknown>]> = [
     ['admin', adminLoaders, api.admin],
     ['rpc', rpcClassLoaders, api.rpc],
@@ -96,13 +94,19 @@ test('every lazy contract loader returns exactly the registry\'s contract', asyn
 test('the SDK core imports nothing from Node: only node.ts brings in ws', () => {
   const dir = new URL('../../client/sdk/src/', import.meta.url).pathname;
   // Its tests (`*.test.ts`, beside the code they test) run on Node and are not part of what ships.
-  const files = readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
-  assert.ok(files.some((f) => f.includes('/')), 'sub-folders of the SDK are checked too');
+  const files = readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+  assert.ok(
+    files.some((f) => f.includes('/')),
+    'sub-folders of the SDK are checked too',
+  );
   for (const file of files) {
     const source = readFileSync(join(dir, file), 'utf8');
     const specifiers = [...source.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+'([^']+)'|import\('([^']+)'\)/g)].map((m) => m[1] ?? m[2]!);
     for (const spec of specifiers) {
-      const allowed = spec.startsWith('./') || spec.startsWith('../') || spec.startsWith('@hostadm/shared/') || spec === 'zod' || (file === 'node.ts' && spec === 'ws');
+      const allowed =
+        spec.startsWith('./') || spec.startsWith('../') || spec.startsWith('@hostadm/shared/') || spec === 'zod' || (file === 'node.ts' && spec === 'ws');
       assert.ok(allowed, `${file} imports ${spec}`);
     }
     assert.doesNotMatch(source, /\bBuffer\.|\bprocess\.|require\(/, `${file} uses a Node global`);

@@ -48,17 +48,26 @@ const cases: Case[] = [
   { contract: users, action: 'useradd', field: 'other_groups[]', args: (v) => ({ ...NEW, other_groups: ['wheel', v] }) },
   { contract: users, action: 'userdelete', field: 'name', args: (v) => ({ name: v }) },
   { contract: users, action: 'userdelete', field: 'clean_home', args: (v) => ({ name: 'admin', clean_home: v }) },
-  ...['name', 'newname', 'password', ...accountFields].map((field): Case => ({
-    contract: users, action: 'usermod', field, args: (v) => ({ name: 'admin', comment: 'x', [field]: v }),
-  })),
+  ...['name', 'newname', 'password', ...accountFields].map(
+    (field): Case => ({
+      contract: users,
+      action: 'usermod',
+      field,
+      args: (v) => ({ name: 'admin', comment: 'x', [field]: v }),
+    }),
+  ),
   { contract: users, action: 'groupadd', field: 'name', args: (v) => ({ name: v }) },
   { contract: users, action: 'groupadd', field: 'gid', args: (v) => ({ name: 'crew', gid: v }) },
   { contract: users, action: 'groupadd', field: 'users[]', args: (v) => ({ name: 'crew', users: [v] }) },
   { contract: users, action: 'groupdelete', field: 'name', args: (v) => ({ name: v }) },
-  ...['users', 'add_users', 'remove_users'].map((field): Case => ({ contract: users, action: 'groupmod', field: `${field}[]`, args: (v) => ({ name: 'staff', [field]: [v] }) })),
+  ...['users', 'add_users', 'remove_users'].map(
+    (field): Case => ({ contract: users, action: 'groupmod', field: `${field}[]`, args: (v) => ({ name: 'staff', [field]: [v] }) }),
+  ),
   { contract: users, action: 'groupmod', field: 'name', args: (v) => ({ name: v, add_users: ['admin'] }) },
   { contract: fs, action: 'dirlist', field: 'dir', args: (v) => ({ dir: v }) },
-  ...['start', 'stop', 'restart', 'enable', 'disable'].map((action): Case => ({ contract: services, action, field: 'services', args: (v) => ({ services: v }) })),
+  ...['start', 'stop', 'restart', 'enable', 'disable'].map(
+    (action): Case => ({ contract: services, action, field: 'services', args: (v) => ({ services: v }) }),
+  ),
   { contract: services, action: 'start', field: 'services[]', args: (v) => ({ services: ['sshd', v] }) },
   { contract: systemmanager, action: 'setsysctl', field: 'sysctl', args: (v) => ({ sysctl: v, value: '1' }) },
   { contract: systemmanager, action: 'setsysctl', field: 'value', args: (v) => ({ sysctl: 'kern.maxfiles', value: v }) },
@@ -119,15 +128,24 @@ test('names the old contract admitted but the host refused are now refused befor
   assert.ok(useradd);
   for (const name of ['a@b', 'svc:x', 'c+d', 'a'.repeat(33)]) {
     const problems = check(useradd, { name, password: 'x' });
-    assert.deepEqual(problems.map((p) => p.field), ['name'], name);
+    assert.deepEqual(
+      problems.map((p) => p.field),
+      ['name'],
+      name,
+    );
     assert.match(problems[0]?.message ?? '', /must be at most 32 letters, digits/);
   }
   // A value the general rule refuses keeps the general rule's words alone.
-  assert.deepEqual(check(useradd, { name: '-x', password: 'x' }).map((p) => p.message), [
-    'may hold only letters, digits and . _ : @ + - and must not start with - or . (got "-x")',
-  ]);
-  assert.deepEqual(check(useradd, { name: 'bob', password: 'x', expire: '31-02-2030' }).map((p) => p.field), ['expire']);
-  assert.deepEqual(check(users.actions.usermod?.args ?? useradd, { name: 'bob' }).map((p) => p.message), [
-    'nothing to change: give at least one field besides name (got "bob")',
-  ]);
+  assert.deepEqual(
+    check(useradd, { name: '-x', password: 'x' }).map((p) => p.message),
+    ['may hold only letters, digits and . _ : @ + - and must not start with - or . (got "-x")'],
+  );
+  assert.deepEqual(
+    check(useradd, { name: 'bob', password: 'x', expire: '31-02-2030' }).map((p) => p.field),
+    ['expire'],
+  );
+  assert.deepEqual(
+    check(users.actions.usermod?.args ?? useradd, { name: 'bob' }).map((p) => p.message),
+    ['nothing to change: give at least one field besides name (got "bob")'],
+  );
 });

@@ -197,7 +197,12 @@ export class BridgeLink {
         id: env.id,
         name: 'response',
         namespace: 'rpc',
-        args: { type: 'server', hostname: await services.platform.hostname(), host_key: services.hostKey.publicRaw, host_key_fingerprint: services.hostKey.fingerprint },
+        args: {
+          type: 'server',
+          hostname: await services.platform.hostname(),
+          host_key: services.hostKey.publicRaw,
+          host_key_fingerprint: services.hostKey.fingerprint,
+        },
       });
       this.afterIdentify();
     } else if (request === 'list-keys' && this.state === 'ready') {
@@ -211,7 +216,11 @@ export class BridgeLink {
     if (this.options.joinToken && !this.enrolled()) {
       const { hostKey } = this.options.pipeline.services;
       const spkiPem = createPublicKey(hostKey.privateKey).export({ type: 'spki', format: 'pem' }).toString();
-      this.request('enrolling', 'bridge_enroll', { token: this.options.joinToken, pub_key: Buffer.from(spkiPem).toString('base64'), nickname: this.options.nickname ?? '' });
+      this.request('enrolling', 'bridge_enroll', {
+        token: this.options.joinToken,
+        pub_key: Buffer.from(spkiPem).toString('base64'),
+        nickname: this.options.nickname ?? '',
+      });
       return;
     }
     this.request('signing-in', 'auth_ssl', '');

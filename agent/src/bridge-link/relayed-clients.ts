@@ -3,7 +3,15 @@
  * channel and its own pipeline connection, so it is authorized, audited and served exactly like a
  * direct client. Nothing but `identify` and the channel's C1 is accepted in plain.
  */
-import { answerClientHandshake, ChannelError, channelClosedNotice, HandshakeError, MAX_SEALED_PLAINTEXT_BYTES, type HostKey, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
+import {
+  answerClientHandshake,
+  ChannelError,
+  channelClosedNotice,
+  HandshakeError,
+  MAX_SEALED_PLAINTEXT_BYTES,
+  type HostKey,
+  type SecureChannel,
+} from '@hostadm/shared/crypto/index.ts';
 import { errorEnvelope, readEnvelope, responseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { badRequest, HostadmError, toHostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { Connection } from '../server/context.ts';
@@ -17,10 +25,7 @@ import { parsePublicKey, type ParsedKey } from '../server/keys.ts';
  * that is not signed in, on which the client may sign in with a password and then register its key
  * (`password`: the first key of a user on a host only the bridge reaches).
  */
-type C2Outcome =
-  | { kind: 'registered'; user: string }
-  | { kind: 'authorized'; pubKey: string; parsed: ParsedKey }
-  | { kind: 'password' };
+type C2Outcome = { kind: 'registered'; user: string } | { kind: 'authorized'; pubKey: string; parsed: ParsedKey } | { kind: 'password' };
 
 interface PendingC2 {
   verifyC2(args: unknown): Promise<boolean>;
@@ -116,7 +121,7 @@ export class RelayedClients {
     if (!this.clients.has(clientId) && this.clients.size >= (this.options.maxClients ?? 1024)) {
       throw new HostadmError('UNAVAILABLE', 'too many clients through the bridge; try again later');
     }
-    let handshake;
+    let handshake: Awaited<ReturnType<typeof answerClientHandshake>>;
     try {
       handshake = await answerClientHandshake({ c1Args: args, clientSpkiPem: spkiPem, hostKey: await this.options.hostKey() });
     } catch (err) {
@@ -214,7 +219,16 @@ export class RelayedClients {
     if (outcome.kind === 'authorized') {
       const user = services.keys.registerAuthorized(pending.md5Key, outcome.pubKey, outcome.parsed);
       if (user === null) throw new HostadmError('UNAUTHORIZED'); // the authorization expired since C1
-      services.audit.record({ user, address: client.connection.address, transport: 'bridge', namespace: 'rpc', name: 'register_ssl_cert', action: '', code: 200, detail: `key ${pending.md5Key} authorized on the host` });
+      services.audit.record({
+        user,
+        address: client.connection.address,
+        transport: 'bridge',
+        namespace: 'rpc',
+        name: 'register_ssl_cert',
+        action: '',
+        code: 200,
+        detail: `key ${pending.md5Key} authorized on the host`,
+      });
       return startKeySession(user, pending.md5Key, ctx);
     }
     // Proven but unknown here: the channel stays open, signed out; only the rpc auth family is served.
@@ -227,7 +241,9 @@ export class RelayedClients {
     let text = JSON.stringify(envelope);
     if (text.length * 3 > MAX_SEALED_PLAINTEXT_BYTES && new TextEncoder().encode(text).length > MAX_SEALED_PLAINTEXT_BYTES) {
       const id = envelope && typeof envelope === 'object' && 'id' in envelope && typeof envelope.id === 'string' ? envelope.id : '';
-      text = JSON.stringify(errorEnvelope(id, 'rpc', { code: 413, message: `the reply is larger than the bridge channel carries (${MAX_SEALED_PLAINTEXT_BYTES} bytes)` }));
+      text = JSON.stringify(
+        errorEnvelope(id, 'rpc', { code: 413, message: `the reply is larger than the bridge channel carries (${MAX_SEALED_PLAINTEXT_BYTES} bytes)` }),
+      );
     }
     // Seal in call order, send in seal order: the receiver insists on consecutive sequence numbers.
     const sealed = channel.seal(text);

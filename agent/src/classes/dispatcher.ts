@@ -43,7 +43,9 @@ export const dispatcherImpl = implementClass(contract, (services) => ({
     const job = services.jobs.read(args.job_id);
     // Another user's job answers exactly like a missing one: a limited user learns nothing of it.
     if (!job || !maySee(viewerOf(ctx.session), ownedBy(job.owner))) {
-      throw badRequest(`job_id: no job "${args.job_id}" that you may read (never submitted, purged after its retention time, or another user's)`, [{ field: 'job_id', message: 'no such job' }]);
+      throw badRequest(`job_id: no job "${args.job_id}" that you may read (never submitted, purged after its retention time, or another user's)`, [
+        { field: 'job_id', message: 'no such job' },
+      ]);
     }
     const iso = (d: Date | null) => (d ? d.toISOString() : '');
     return {

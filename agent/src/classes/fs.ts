@@ -49,8 +49,7 @@ function toWire(entry: DirEntry): WireEntry {
   }
 }
 
-const noSuchDirectory = (dir: string) =>
-  badRequest(`dir: no such directory: ${dir}`, [{ field: 'dir', message: 'no such directory' }]);
+const noSuchDirectory = (dir: string) => badRequest(`dir: no such directory: ${dir}`, [{ field: 'dir', message: 'no such directory' }]);
 const notADirectory = (where: string, isTarget: boolean) =>
   badRequest(`dir: not a directory: ${where}`, [{ field: 'dir', message: isTarget ? 'not a directory' : `${where} is not a directory` }]);
 const denied = (dir: string, where: string, isTarget: boolean) =>

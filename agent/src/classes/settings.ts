@@ -26,10 +26,7 @@ async function listCerts(_args: Record<string, never>, ctx: AuthedContext) {
   return out;
 }
 
-async function registerCert(
-  args: { pub_key: string; nickname?: string; email?: string; proof?: string },
-  ctx: AuthedContext,
-) {
+async function registerCert(args: { pub_key: string; nickname?: string; email?: string; proof?: string }, ctx: AuthedContext) {
   const pubKey = args.pub_key.replace(/\s+/g, '');
   const parsed = parsePublicKey(pubKey);
   // "Must match a certificate loaded in the current connection": the key is loaded when it is the
@@ -51,7 +48,7 @@ async function registerCert(
 async function revokeCert(args: { pub_key: string; user?: string }, ctx: AuthedContext) {
   const owner = args.user ?? ctx.session.user;
   if (owner !== ctx.session.user && ctx.session.level !== 'full') {
-    throw forbidden('revoking another user\'s key needs full access');
+    throw forbidden("revoking another user's key needs full access");
   }
   const md5 = ctx.services.keys.revoke(owner, args.pub_key);
   if (!md5) {

@@ -68,7 +68,7 @@ function systemInfoReply(info: SystemInfo) {
 async function checkKillable(port: SystemmanagerPort, pid: number): Promise<void> {
   if (pid === 1) throw badRequest('pid: refusing to signal PID 1 (init)', [{ field: 'pid', message: 'PID 1 is init and is never signalled' }]);
   if (port.protectedPids.includes(pid)) {
-    throw badRequest('pid: refusing to signal the agent itself', [{ field: 'pid', message: 'is the agent\'s own process' }]);
+    throw badRequest('pid: refusing to signal the agent itself', [{ field: 'pid', message: "is the agent's own process" }]);
   }
   if (!(await port.processExists(pid))) throw badRequest(`pid: no process ${pid}`, [{ field: 'pid', message: 'no such process' }]);
 }

@@ -32,10 +32,7 @@ export interface ClassImplementation<C extends ClassContract = ClassContract> {
   create(services: AgentServices): ClassHandlers<C> | null;
 }
 
-export function implementClass<C extends ClassContract>(
-  contract: C,
-  create: (services: AgentServices) => ClassHandlers<C> | null,
-): ClassImplementation<C> {
+export function implementClass<C extends ClassContract>(contract: C, create: (services: AgentServices) => ClassHandlers<C> | null): ClassImplementation<C> {
   return { contract, create };
 }
 

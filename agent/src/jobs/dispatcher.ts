@@ -13,7 +13,7 @@ import type { EventBus } from '../events/bus.ts';
 import { maySee, ownedBy, type Viewer } from '../events/audience.ts';
 import type { Clock } from '../server/context.ts';
 import { JobLog } from './job-log.ts';
-import { JobStore, type StoredJob } from './job-store.ts';
+import type { JobStore, StoredJob } from './job-store.ts';
 import { jobEventPayload } from './job-events.ts';
 import type { DispatcherConfig, JobContext, JobOutcome, JobSubmission, JobType } from './types.ts';
 
@@ -196,7 +196,15 @@ export class Dispatcher {
   /** A job's record with its log so far (running jobs: the live log). */
   read(id: string): StoredJob | null {
     const active = this.findRunning(id);
-    if (active) return { ...active.record, state: 'running', startedAt: active.startedAt, log: active.log.value, logTruncated: active.log.truncated, returnCodes: { ...active.returnCodes } };
+    if (active)
+      return {
+        ...active.record,
+        state: 'running',
+        startedAt: active.startedAt,
+        log: active.log.value,
+        logTruncated: active.log.truncated,
+        returnCodes: { ...active.returnCodes },
+      };
     return this.deps.store.get(id);
   }
 

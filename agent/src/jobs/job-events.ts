@@ -20,11 +20,7 @@ export interface EventJob {
 const iso = (d: Date | null) => (d ? d.toISOString() : '');
 const percentField = (p: number | null) => (p === null ? {} : { percent_done: `${Math.round(p)}%` });
 
-export function jobEventPayload<P>(
-  type: JobType<P> | undefined,
-  job: EventJob,
-  view: JobEventView<P>,
-): Record<string, unknown> {
+export function jobEventPayload<P>(type: JobType<P> | undefined, job: EventJob, view: JobEventView<P>): Record<string, unknown> {
   const finished = view.state === 'finished';
   if (type?.classEvent) {
     const details: Record<string, string | string[]> = {

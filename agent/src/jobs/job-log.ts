@@ -23,7 +23,10 @@ export class JobLog {
     }
     // Keep what fits (whole characters only), then a marker saying where and why the log stops.
     const room = this.capBytes - this.bytes;
-    const head = Buffer.from(chunk).subarray(0, room).toString('utf8').replace(/\uFFFD$/, '');
+    const head = Buffer.from(chunk)
+      .subarray(0, room)
+      .toString('utf8')
+      .replace(/\uFFFD$/, '');
     const marker = `\n[log truncated: cap of ${this.capBytes} bytes reached]\n`;
     this.text += head + marker;
     this.unsent += head + marker;

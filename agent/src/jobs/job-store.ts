@@ -57,14 +57,22 @@ export class JobStore {
   }
 
   nextSeq(): number {
-    const row = this.db.select({ seq: max(jobs.seq) }).from(jobs).get();
+    const row = this.db
+      .select({ seq: max(jobs.seq) })
+      .from(jobs)
+      .get();
     return (row?.seq ?? 0) + 1;
   }
 
   /** Ids among `ids` that already have a record (any state). */
   existing(ids: readonly string[]): StoredJob[] {
     if (ids.length === 0) return [];
-    return this.db.select().from(jobs).where(inArray(jobs.id, [...ids])).all().map(fromRow);
+    return this.db
+      .select()
+      .from(jobs)
+      .where(inArray(jobs.id, [...ids]))
+      .all()
+      .map(fromRow);
   }
 
   get(id: string): StoredJob | null {
@@ -73,7 +81,9 @@ export class JobStore {
   }
 
   /** Inserts several jobs in one transaction: all are accepted or none. */
-  insertAll(list: readonly Omit<StoredJob, 'startedAt' | 'finishedAt' | 'success' | 'returnCodes' | 'log' | 'logTruncated' | 'reason' | 'acknowledged'>[]): void {
+  insertAll(
+    list: readonly Omit<StoredJob, 'startedAt' | 'finishedAt' | 'success' | 'returnCodes' | 'log' | 'logTruncated' | 'reason' | 'acknowledged'>[],
+  ): void {
     this.db.transaction((tx) => {
       for (const job of list) {
         tx.insert(jobs)
@@ -98,12 +108,24 @@ export class JobStore {
   }
 
   saveLog(id: string, log: string, truncated: boolean, returnCodes: Record<string, string>): void {
-    this.db.update(jobs).set({ log, logBytes: utf8Bytes(log), logTruncated: truncated, returnCodes: JSON.stringify(returnCodes) }).where(eq(jobs.id, id)).run();
+    this.db
+      .update(jobs)
+      .set({ log, logBytes: utf8Bytes(log), logTruncated: truncated, returnCodes: JSON.stringify(returnCodes) })
+      .where(eq(jobs.id, id))
+      .run();
   }
 
   markFinished(
     id: string,
-    result: { finishedAt: Date; success: boolean; reason: string; log: string; logTruncated: boolean; returnCodes: Record<string, string>; startedAt?: Date | null },
+    result: {
+      finishedAt: Date;
+      success: boolean;
+      reason: string;
+      log: string;
+      logTruncated: boolean;
+      returnCodes: Record<string, string>;
+      startedAt?: Date | null;
+    },
   ): void {
     this.db
       .update(jobs)
@@ -147,7 +169,11 @@ export class JobStore {
         bytes += job.bytes;
       } else excess.push(job.id);
     }
-    for (let i = 0; i < excess.length; i += 500) this.db.delete(jobs).where(inArray(jobs.id, excess.slice(i, i + 500))).run();
+    for (let i = 0; i < excess.length; i += 500)
+      this.db
+        .delete(jobs)
+        .where(inArray(jobs.id, excess.slice(i, i + 500)))
+        .run();
     return excess.length;
   }
 
@@ -176,12 +202,20 @@ export class JobStore {
   acknowledge(ids: readonly string[]): string[] {
     if (ids.length === 0) return [];
     const where = and(inArray(jobs.id, [...ids]), eq(jobs.state, 'finished'), eq(jobs.acknowledged, false));
-    const found = this.db.select({ id: jobs.id }).from(jobs).where(where).all().map((r) => r.id);
+    const found = this.db
+      .select({ id: jobs.id })
+      .from(jobs)
+      .where(where)
+      .all()
+      .map((r) => r.id);
     if (found.length > 0) this.db.update(jobs).set({ acknowledged: true }).where(inArray(jobs.id, found)).run();
     return found;
   }
 
   purgeFinishedBefore(cutoff: Date): number {
-    return this.db.delete(jobs).where(and(eq(jobs.state, 'finished'), lt(jobs.finishedAt, cutoff))).run().changes;
+    return this.db
+      .delete(jobs)
+      .where(and(eq(jobs.state, 'finished'), lt(jobs.finishedAt, cutoff)))
+      .run().changes;
   }
 }

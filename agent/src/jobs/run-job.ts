@@ -16,7 +16,11 @@ export const runJobType: JobType<RunJobParams> = {
     return parsed;
   },
   commands: (params) => params.commands,
-  run: (params, ctx) => runSteps(ctx, params.commands.map((command) => ({ argv: splitCommandLine(command), label: command }))),
+  run: (params, ctx) =>
+    runSteps(
+      ctx,
+      params.commands.map((command) => ({ argv: splitCommandLine(command), label: command })),
+    ),
 };
 
 /** Runs commands in order through the job's runner; the first that fails (or a kill) ends the job. */

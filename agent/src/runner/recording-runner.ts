@@ -46,8 +46,7 @@ export class RecordingRunner implements CommandRunner {
     const reply = this.#replies.find((r) => !this.#used.has(r) && matches(r.match, full));
     if (reply === undefined) {
       throw new Error(
-        `RecordingRunner: no canned reply for ${JSON.stringify(full)}\n` +
-          `calls so far:\n${this.calls.map((c) => `  ${JSON.stringify(c)}`).join('\n')}`,
+        `RecordingRunner: no canned reply for ${JSON.stringify(full)}\n` + `calls so far:\n${this.calls.map((c) => `  ${JSON.stringify(c)}`).join('\n')}`,
       );
     }
     if (reply.once) this.#used.add(reply);

@@ -42,7 +42,10 @@ async function waitGone(pids: number[], deadlineMs = 10_000): Promise<number[]> 
 }
 
 function pidsFrom(stdout: string): number[] {
-  return stdout.split('\n').filter((l) => l !== '').map(Number);
+  return stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .map(Number);
 }
 
 test('captures stdout, stderr and the exit code', async () => {
@@ -75,17 +78,14 @@ test('input a command never reads does not break the run', async () => {
 });
 
 test('shell metacharacters in arguments are passed literally', async () => {
-  for (const arg of ['a; echo pwned', '$(echo pwned)', '`echo pwned`', 'a && b | c > /dev/null', "'\"*?~"]) {
+  for (const arg of ['a; echo pwned', '$(echo pwned)', '`echo pwned`', 'a && b | c > /dev/null', '\'"*?~']) {
     const result = await runner.run(['printf', '%s', arg]);
     assert.equal(result.stdout, arg);
   }
 });
 
 test('a timeout kills the whole process group, background children included', async () => {
-  const result = await runner.run(
-    ['sh', '-c', 'sleep 30 & echo $!; sleep 31 & echo $!; wait'],
-    { timeoutMs: 300 },
-  );
+  const result = await runner.run(['sh', '-c', 'sleep 30 & echo $!; sleep 31 & echo $!; wait'], { timeoutMs: 300 });
   assert.equal(result.timedOut, true);
   assert.equal(result.code, null);
   assert.equal(result.signal, 'SIGTERM');
@@ -95,10 +95,7 @@ test('a timeout kills the whole process group, background children included', as
 });
 
 test('a process ignoring SIGTERM is killed after the grace period', async () => {
-  const result = await runner.run(
-    ['sh', '-c', "trap '' TERM; sleep 30 & echo $!; wait"],
-    { timeoutMs: 300, graceMs: 300 },
-  );
+  const result = await runner.run(['sh', '-c', "trap '' TERM; sleep 30 & echo $!; wait"], { timeoutMs: 300, graceMs: 300 });
   assert.equal(result.timedOut, true);
   assert.equal(result.code, null);
   const pids = pidsFrom(result.stdout);
@@ -121,10 +118,7 @@ test('an already aborted signal rejects without running anything', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'runner-'));
   try {
     const marker = join(dir, 'ran');
-    await assert.rejects(
-      runner.run(['touch', marker], { signal: AbortSignal.abort() }),
-      { name: 'AbortError' },
-    );
+    await assert.rejects(runner.run(['touch', marker], { signal: AbortSignal.abort() }), { name: 'AbortError' });
     assert.throws(() => readFileSync(marker), { code: 'ENOENT' });
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -167,13 +161,18 @@ test('output beyond the cap is dropped and flagged, and the process runs to comp
   assert.equal(result.stderr, 'done\n');
 });
 
-test('the child sees a minimal environment, not the agent\'s', async () => {
+test("the child sees a minimal environment, not the agent's", async () => {
   const secret = randomBytes(8).toString('hex');
   process.env['HOSTADM_TEST_SECRET'] = secret;
   try {
     const result = await runner.run(['env'], { env: { EXTRA: 'yes' } });
     assert.ok(!result.stdout.includes(secret), 'agent environment leaked into the child');
-    const env = new Map(result.stdout.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const env = new Map(
+      result.stdout
+        .trim()
+        .split('\n')
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
     assert.equal(env.get('PATH'), SAFE_ENV['PATH']);
     assert.equal(env.get('LANG'), 'C.UTF-8');
     assert.equal(env.get('EXTRA'), 'yes');
@@ -217,7 +216,11 @@ test('RecordingRunner answers from canned replies and records every call', async
   assert.equal((await rec.run(['id', '-Gn', 'alice'])).stdout, 'alice wheel\n');
   assert.equal((await rec.run(['useradd', 'bob'], { input: 'pw' })).code, 9);
   assert.equal((await rec.run(['useradd', 'bob'])).code, 0);
-  assert.deepEqual(rec.calls, [['id', '-Gn', 'alice'], ['useradd', 'bob'], ['useradd', 'bob']]);
+  assert.deepEqual(rec.calls, [
+    ['id', '-Gn', 'alice'],
+    ['useradd', 'bob'],
+    ['useradd', 'bob'],
+  ]);
   assert.equal(rec.options[1]?.input, 'pw');
 
   await assert.rejects(rec.run(['rm', '-rf', '/home/bob']), /no canned reply for \["rm","-rf","\/home\/bob"\]/);

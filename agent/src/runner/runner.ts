@@ -82,11 +82,7 @@ export class CommandError extends Error {
 }
 
 /** Runs argv and returns the result only if it exited 0; anything else throws CommandError. */
-export async function runChecked(
-  runner: CommandRunner,
-  argv: readonly string[],
-  options?: RunOptions,
-): Promise<RunResult> {
+export async function runChecked(runner: CommandRunner, argv: readonly string[], options?: RunOptions): Promise<RunResult> {
   const result = await runner.run(argv, options);
   // Named after the requested command, not the prefix: "useradd exited with code 9" is the useful part.
   if (result.code !== 0) throw new CommandError(argv[0] ?? '', result);
@@ -215,7 +211,12 @@ function execute(argv: string[], options: RunOptions): Promise<RunResult> {
         setTimeout(() => {
           killGroup(child, 'SIGKILL');
           // A process stuck in uninterruptible sleep survives even SIGKILL; don't hang the caller on it.
-          timers.push(setTimeout(() => { child.unref(); finish(); }, graceMs));
+          timers.push(
+            setTimeout(() => {
+              child.unref();
+              finish();
+            }, graceMs),
+          );
         }, graceMs),
       );
     };
@@ -223,7 +224,12 @@ function execute(argv: string[], options: RunOptions): Promise<RunResult> {
     const onAbort = (): void => terminate();
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (timeoutMs > 0 && Number.isFinite(timeoutMs)) {
-      timers.push(setTimeout(() => { timedOut = true; terminate(); }, timeoutMs));
+      timers.push(
+        setTimeout(() => {
+          timedOut = true;
+          terminate();
+        }, timeoutMs),
+      );
     }
 
     const onOutput = options.onOutput;

@@ -88,7 +88,15 @@ export class Audit {
       .insert(auditSummary)
       .values({ ...clipped(entry), hour: new Date(now - (now % HOUR_MS)), calls: 1, lastAt: new Date(now) })
       .onConflictDoUpdate({
-        target: [auditSummary.hour, auditSummary.user, auditSummary.address, auditSummary.transport, auditSummary.namespace, auditSummary.name, auditSummary.action],
+        target: [
+          auditSummary.hour,
+          auditSummary.user,
+          auditSummary.address,
+          auditSummary.transport,
+          auditSummary.namespace,
+          auditSummary.name,
+          auditSummary.action,
+        ],
         set: { calls: sql`${auditSummary.calls} + 1`, lastAt: new Date(now) },
       })
       .run();

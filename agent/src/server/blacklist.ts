@@ -77,7 +77,9 @@ export class Blacklist {
     const windowStart = new Date(now - this.config.windowSeconds * 1000);
     return this.db.transaction((tx) => {
       tx.delete(authFailures).where(lt(authFailures.at, windowStart)).run();
-      tx.insert(authFailures).values({ address, at: new Date(now) }).run();
+      tx.insert(authFailures)
+        .values({ address, at: new Date(now) })
+        .run();
       const recent = tx
         .select({ id: authFailures.id })
         .from(authFailures)
@@ -104,7 +106,11 @@ export class Blacklist {
     const windowStart = new Date(now - this.config.windowSeconds * 1000);
     const removed = { blocks: 0, failures: 0 };
     for (;;) {
-      const lifted = this.db.select({ address: blacklist.address }).from(blacklist).where(lte(blacklist.until, new Date(now))).limit(batch);
+      const lifted = this.db
+        .select({ address: blacklist.address })
+        .from(blacklist)
+        .where(lte(blacklist.until, new Date(now)))
+        .limit(batch);
       const blocks = this.db.delete(blacklist).where(inArray(blacklist.address, lifted)).run().changes;
       const old = this.db.select({ id: authFailures.id }).from(authFailures).where(lte(authFailures.at, windowStart)).limit(batch);
       const failures = this.db.delete(authFailures).where(inArray(authFailures.id, old)).run().changes;

@@ -133,9 +133,7 @@ export class KeyRegistry {
   }
 
   list(user?: string): StoredKey[] {
-    const rows = user
-      ? this.db.select().from(sslKeys).where(eq(sslKeys.user, user)).all()
-      : this.db.select().from(sslKeys).all();
+    const rows = user ? this.db.select().from(sslKeys).where(eq(sslKeys.user, user)).all() : this.db.select().from(sslKeys).all();
     return rows.map((r) => ({
       user: r.user,
       pubKey: r.pubKey,

@@ -21,14 +21,6 @@ import { isAuthOperation, runAuthOperation } from './auth-ops.ts';
 import { fieldErrors, invalidArgs, parseOrThrow } from './validate.ts';
 import { viewerOf } from '../events/audience.ts';
 
-/** Where a request ended, for the audit log and the transport's status code. */
-interface Outcome {
-  reply: ReplyEnvelope;
-  /** Whether the request reached a handler with a session (audited). */
-  user: string | null;
-  action: string;
-}
-
 export class Pipeline {
   readonly services: AgentServices;
   private readonly served: Map<string, ServedClass>;
@@ -204,14 +196,11 @@ function parseFrame(raw: unknown): { id: string; namespace: string; name: string
 
 /** The request's id when it has a usable one, so even a malformed request's error can be matched. */
 function idOf(raw: unknown): string {
-  return raw !== null && typeof raw === 'object' && 'id' in raw && (typeof raw.id === 'string' || typeof raw.id === 'number')
-    ? String(raw.id)
-    : '';
+  return raw !== null && typeof raw === 'object' && 'id' in raw && (typeof raw.id === 'string' || typeof raw.id === 'number') ? String(raw.id) : '';
 }
 
 function lookupContract(namespace: string, name: string): ClassContract | undefined {
-  const table: Record<string, ClassContract> | undefined =
-    namespace === 'admin' ? adminClasses : namespace === 'rpc' ? rpcClasses : undefined;
+  const table: Record<string, ClassContract> | undefined = namespace === 'admin' ? adminClasses : namespace === 'rpc' ? rpcClasses : undefined;
   if (!table || !Object.hasOwn(table, name)) return undefined;
   return table[name];
 }

@@ -191,7 +191,12 @@ function peerSentClose(ws: WebSocket): boolean {
 
 function peekIsAuth(frame: unknown): boolean {
   return (
-    !!frame && typeof frame === 'object' && 'namespace' in frame && frame.namespace === 'rpc' &&
-    'name' in frame && typeof frame.name === 'string' && isAuthOperation(frame.name)
+    !!frame &&
+    typeof frame === 'object' &&
+    'namespace' in frame &&
+    frame.namespace === 'rpc' &&
+    'name' in frame &&
+    typeof frame.name === 'string' &&
+    isAuthOperation(frame.name)
   );
 }

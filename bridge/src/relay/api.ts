@@ -49,7 +49,7 @@ const identifyReply = z.object({
 const enrollArgs = z.strictObject({
   token: z.string().min(1).max(8192).describe('The join JWT from `hostadm bridge token`'),
   pub_key: z.string().min(1).max(65536).describe('base64 of the PEM public key or X.509 certificate to register'),
-  nickname: z.string().max(64).optional().describe('Name shown to matched peers (the token\'s nickname wins)'),
+  nickname: z.string().max(64).optional().describe("Name shown to matched peers (the token's nickname wins)"),
 });
 
 /** Most host names one client may ask to reach by password at once. */
@@ -186,7 +186,7 @@ export class BridgeApi {
 
   private async enroll(peer: Peer, rawArgs: unknown): Promise<unknown> {
     const { host } = this;
-    if (peer.state === 'identifying') throw badRequest('answer the bridge\'s identify request first');
+    if (peer.state === 'identifying') throw badRequest("answer the bridge's identify request first");
     await this.refuseBlocked(peer);
     const args = parseOrThrow(enrollArgs, rawArgs, 'rpc/bridge_enroll');
     const now = host.clock.now();
@@ -199,7 +199,16 @@ export class BridgeApi {
     const nickname = claims.nickname ?? args.nickname ?? peer.hostname;
     const outcome = await host.store.enroll(
       { jti: claims.jti, expiresAt: claims.expiresAt },
-      { id: newKeyId(), md5Key: parsed.md5Key, spkiPem: parsed.spkiPem, algorithm: parsed.algorithm, kind: peer.kind!, nickname, createdBy: claims.createdBy, createdAt: now },
+      {
+        id: newKeyId(),
+        md5Key: parsed.md5Key,
+        spkiPem: parsed.spkiPem,
+        algorithm: parsed.algorithm,
+        kind: peer.kind!,
+        nickname,
+        createdBy: claims.createdBy,
+        createdAt: now,
+      },
       now,
     );
     if (!outcome.ok) {
@@ -226,7 +235,7 @@ export class BridgeApi {
 
   private async authSsl(peer: Peer, rawArgs: unknown): Promise<Outcome> {
     const { host } = this;
-    if (peer.state === 'identifying') throw badRequest('answer the bridge\'s identify request first');
+    if (peer.state === 'identifying') throw badRequest("answer the bridge's identify request first");
     if (peer.state === 'signed-in') throw new HostadmError('CONFLICT', 'already signed in on this connection');
     await this.refuseBlocked(peer);
     // Stage 1: `""` (any registered key of the peer's kind) or `{action:"auth_ssl", md5_key}` (that key only).

@@ -41,7 +41,10 @@ function assertSameParse(pubKeyB64: string, algorithm: 'rsa' | 'ed25519'): void 
 
 function assertSameRejection(pubKeyB64: string, message: RegExp): void {
   let expected: unknown;
-  assert.throws(() => agent.parsePublicKey(pubKeyB64), (e) => (expected = e) instanceof HostadmError);
+  assert.throws(
+    () => agent.parsePublicKey(pubKeyB64),
+    (e) => (expected = e) instanceof HostadmError,
+  );
   assert.match((expected as Error).message, message);
   assert.throws(
     () => crypto.parsePublicKey(pubKeyB64),

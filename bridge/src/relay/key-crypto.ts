@@ -106,7 +106,11 @@ export class PortableKeyCrypto implements KeyCrypto {
  * else skipped, decoding stops at the first '=', a lone trailing character is dropped.
  */
 function base64Lenient(s: string): string {
-  let clean = s.split('=', 1)[0]!.replace(/[^A-Za-z0-9+/_-]/g, '').replace(/-/g, '+').replace(/_/g, '/');
+  let clean = s
+    .split('=', 1)[0]!
+    .replace(/[^A-Za-z0-9+/_-]/g, '')
+    .replace(/-/g, '+')
+    .replace(/_/g, '/');
   if (clean.length % 4 === 1) clean = clean.slice(0, -1);
   return atob(clean);
 }
@@ -123,7 +127,10 @@ function pemBlock(text: string, labels: readonly string[]): { label: string; der
     if (label === undefined || !labels.includes(label)) continue;
     const end = lines.indexOf(`-----END ${label}-----`, i + 1);
     if (end < 0) return null;
-    const body = lines.slice(i + 1, end).join('').replace(/[\t ]/g, '');
+    const body = lines
+      .slice(i + 1, end)
+      .join('')
+      .replace(/[\t ]/g, '');
     if (body.length === 0 || body.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(body)) return null;
     return { label, der: atob(body) };
   }
@@ -200,16 +207,15 @@ function bitLength(magnitude: string): number {
 function toSpki(key: { algorithm: 'rsa'; n: string; e: string } | { algorithm: 'ed25519'; raw: string }): string {
   const { UNIVERSAL } = asn1.Class;
   const { SEQUENCE, OID, NULL, INTEGER, BITSTRING } = asn1.Type;
-  const integer = (m: string) => asn1.create(UNIVERSAL, INTEGER, false, m.charCodeAt(0) >= 0x80 ? '\0' + m : m);
+  const integer = (m: string) => asn1.create(UNIVERSAL, INTEGER, false, m.charCodeAt(0) >= 0x80 ? `\0${m}` : m);
   const algorithm =
     key.algorithm === 'rsa'
       ? [asn1.create(UNIVERSAL, OID, false, asn1.oidToDer(RSA_OID).getBytes()), asn1.create(UNIVERSAL, NULL, false, '')]
       : [asn1.create(UNIVERSAL, OID, false, asn1.oidToDer(ED25519_OID).getBytes())];
-  const publicKey =
-    key.algorithm === 'rsa' ? asn1.toDer(asn1.create(UNIVERSAL, SEQUENCE, true, [integer(key.n), integer(key.e)])).getBytes() : key.raw;
+  const publicKey = key.algorithm === 'rsa' ? asn1.toDer(asn1.create(UNIVERSAL, SEQUENCE, true, [integer(key.n), integer(key.e)])).getBytes() : key.raw;
   const spki = asn1.create(UNIVERSAL, SEQUENCE, true, [
     asn1.create(UNIVERSAL, SEQUENCE, true, algorithm),
-    asn1.create(UNIVERSAL, BITSTRING, false, '\0' + publicKey),
+    asn1.create(UNIVERSAL, BITSTRING, false, `\0${publicKey}`),
   ]);
   return asn1.toDer(spki).getBytes();
 }

@@ -17,7 +17,19 @@ import { eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { BRIDGE_IDENT_REQUEST } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { BridgeApi, type ApiHost, type KeyList } from './api.ts';
 import { CLOSE, relayConfig, type DropReason, type RelayConfig, type RelayConfigOverrides } from './config.ts';
-import { allocateZeroed, encodeHeader, frameBytes, frameText, headerEnd, headerText, isApiFrame, rewrite, sameHeader, type Allocate, type Frame } from './frames.ts';
+import {
+  allocateZeroed,
+  encodeHeader,
+  frameBytes,
+  frameText,
+  headerEnd,
+  headerText,
+  isApiFrame,
+  rewrite,
+  sameHeader,
+  type Allocate,
+  type Frame,
+} from './frames.ts';
 import { hostEntry, Matcher } from './matching.ts';
 import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
 import { NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
@@ -379,15 +391,17 @@ export class Relay implements ApiHost {
     if (peer.socket.bufferedAmount > this.config.maxQueueBytes) this.overBound(peer);
     const event = eventEnvelope('bridge', {
       available_connections: offer.map((q) => q.id),
-      peers: offer.map((q, i): PeerInfo => ({
-        id: q.id,
-        kind: q.kind!,
-        nickname: q.key!.nickname,
-        hostname: q.hostname,
-        host_key_fingerprint: q.hostKeyFingerprint,
-        access: access[i]!,
-        online_since: new Date(q.connectedAt).toISOString(),
-      })),
+      peers: offer.map(
+        (q, i): PeerInfo => ({
+          id: q.id,
+          kind: q.kind!,
+          nickname: q.key!.nickname,
+          hostname: q.hostname,
+          host_key_fingerprint: q.hostKeyFingerprint,
+          access: access[i]!,
+          online_since: new Date(q.connectedAt).toISOString(),
+        }),
+      ),
     });
     peer.socket.send(JSON.stringify(event));
   }

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { enableCompileCache } from 'node:module';
-import { Command, InvalidArgumentError, type CommanderError } from 'commander';
+import { type Command, InvalidArgumentError, type CommanderError } from 'commander';
 
 // V8's code cache for the modules a command loads lazily (the SDK, the contracts, zod): a repeated
 // `hostadm call` starts noticeably faster. Node keeps it in its temp directory; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
@@ -137,11 +137,7 @@ Exit codes: 0 ok, 2 usage, 3 sign-in failed, 4 refused by the host, 5 host error
   );
   for (const verb of ['start', 'stop', 'restart', 'enable', 'disable'] as const) {
     withConnection(
-      services
-        .command(verb)
-        .description(`${verb} services`)
-        .argument('<names...>', 'service names')
-        .option('--json', 'print the reply as JSON'),
+      services.command(verb).description(`${verb} services`).argument('<names...>', 'service names').option('--json', 'print the reply as JSON'),
     ).action(async (names: string[], opts) => {
       const { runServicesAction } = await import('./commands/services.ts');
       await runServicesAction(verb, names, opts);
@@ -185,18 +181,22 @@ Exit codes: 0 ok, 2 usage, 3 sign-in failed, 4 refused by the host, 5 host error
       await runJobsLog(id, opts);
     },
   );
-  withConnection(jobs.command('kill').description('cancel pending or running jobs (full access)').argument('<ids...>', 'job ids').option('--json', 'print the reply as JSON')).action(
-    async (ids: string[], opts) => {
-      const { runJobsKill } = await import('./commands/jobs.ts');
-      await runJobsKill(ids, opts);
-    },
-  );
-  withConnection(jobs.command('ack').description('remove finished jobs from the list').argument('<ids...>', 'job ids').option('--json', 'print the reply as JSON')).action(
-    async (ids: string[], opts) => {
-      const { runJobsAck } = await import('./commands/jobs.ts');
-      await runJobsAck(ids, opts);
-    },
-  );
+  withConnection(
+    jobs
+      .command('kill')
+      .description('cancel pending or running jobs (full access)')
+      .argument('<ids...>', 'job ids')
+      .option('--json', 'print the reply as JSON'),
+  ).action(async (ids: string[], opts) => {
+    const { runJobsKill } = await import('./commands/jobs.ts');
+    await runJobsKill(ids, opts);
+  });
+  withConnection(
+    jobs.command('ack').description('remove finished jobs from the list').argument('<ids...>', 'job ids').option('--json', 'print the reply as JSON'),
+  ).action(async (ids: string[], opts) => {
+    const { runJobsAck } = await import('./commands/jobs.ts');
+    await runJobsAck(ids, opts);
+  });
 
   withConnection(
     program
@@ -225,7 +225,9 @@ Exit codes: 0 ok, 2 usage, 3 sign-in failed, 4 refused by the host, 5 host error
   withConnection(
     program
       .command('login')
-      .description('sign in and cache the session token; through a bridge: enroll the key (--join-file), pin the host key, sign in by password once, register the key and save a profile')
+      .description(
+        'sign in and cache the session token; through a bridge: enroll the key (--join-file), pin the host key, sign in by password once, register the key and save a profile',
+      )
       .option('--save-profile <name>', 'through a bridge: the profile to save (default: the --profile name, else the host name)'),
   ).action(async (opts) => {
     const { runLogin } = await import('./commands/login.ts');

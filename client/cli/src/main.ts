@@ -17,9 +17,12 @@ const agentCommand = program
   .option('--platform <kind>', 'required: sim (a simulated host, nothing here changes), or linux, freebsd or auto to administer this machine', parsePlatform)
   .option('--listen <host:port>', 'address to listen on; port 0 picks a free one', parseListen, parseListen('127.0.0.1:12150'))
   .option('--data <dir>', 'data directory (SQLite store, sim host state); default /var/db/hostadm, for root only')
-  .option('--sim-password <password>', 'password of the sim accounts root, admin and operator (default: hostadm); prefer --sim-password-file or HOSTADM_SIM_PASSWORD')
-  .option('--sim-password-file <file>', 'read the sim accounts\' password from the first line of this file')
-  .option('--sim-host-commands', 'sim only: run dispatcher jobs as real commands on this machine, as the agent\'s user (default: simulated)')
+  .option(
+    '--sim-password <password>',
+    'password of the sim accounts root, admin and operator (default: hostadm); prefer --sim-password-file or HOSTADM_SIM_PASSWORD',
+  )
+  .option('--sim-password-file <file>', "read the sim accounts' password from the first line of this file")
+  .option('--sim-host-commands', "sim only: run dispatcher jobs as real commands on this machine, as the agent's user (default: simulated)")
   .option('--token-ttl <seconds>', 'session token validity without traffic', parsePositiveInt, 300)
   .option('--tls-cert <file>', 'serve wss/https with this PEM certificate')
   .option('--tls-key <file>', 'private key for --tls-cert')
@@ -32,8 +35,13 @@ const agentCommand = program
   .option('--max-parallel-jobs <n>', 'dispatcher jobs of no_queue that run at once', parsePositiveInt, 4)
   .option('--job-retention <seconds>', 'how long finished jobs stay listed and readable', parsePositiveInt, 86400)
   .option('--max-finished-jobs <n>', 'finished jobs kept at most (the oldest go first)', parsePositiveInt, LIMITS.maxFinishedJobs)
-  .option('--max-job-log-bytes <n>', 'total bytes of finished jobs\' logs kept at most', parsePositiveInt, LIMITS.maxStoredJobLogBytes)
-  .option('--audit-retention-days <days>', 'audit rows (changes, sign-ins, refusals, hourly read counts) kept this long', parsePositiveInt, LIMITS.auditRetentionDays)
+  .option('--max-job-log-bytes <n>', "total bytes of finished jobs' logs kept at most", parsePositiveInt, LIMITS.maxStoredJobLogBytes)
+  .option(
+    '--audit-retention-days <days>',
+    'audit rows (changes, sign-ins, refusals, hourly read counts) kept this long',
+    parsePositiveInt,
+    LIMITS.auditRetentionDays,
+  )
   .option('--audit-max-rows <n>', 'rows kept at most in each audit table (the oldest go first)', parsePositiveInt, LIMITS.auditMaxRows)
   .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
   .action(async (opts: AgentCliOptions) => {

@@ -17,7 +17,12 @@ const client = await connect({
     // A pinned host key, or a decision on first use: compare the fingerprint with the one the agent printed.
     ...(env.HOSTADM_HOST_KEY
       ? { pinnedHostKey: env.HOSTADM_HOST_KEY }
-      : { onHostKey: (fingerprint: string, hostKey: string) => { console.log(`pin ${fingerprint}: HOSTADM_HOST_KEY=${hostKey}`); return fingerprint === env.HOSTADM_ACCEPT_HOST_KEY; } }),
+      : {
+          onHostKey: (fingerprint: string, hostKey: string) => {
+            console.log(`pin ${fingerprint}: HOSTADM_HOST_KEY=${hostKey}`);
+            return fingerprint === env.HOSTADM_ACCEPT_HOST_KEY;
+          },
+        }),
     ...(env.HOSTADM_JOIN_TOKEN ? { joinToken: env.HOSTADM_JOIN_TOKEN } : {}),
     webSocket: NodeWebSocket,
   }),

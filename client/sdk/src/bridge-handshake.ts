@@ -92,7 +92,8 @@ export class ChannelHandshake {
     this.state = 'awaiting-a1';
     const a1 = parseEnvelope(await race(a1Body));
     if (!a1) throw new ConnectionError(`host ${hostLabel} answered the handshake with something that is not an envelope`);
-    if (a1.name !== 'response') throw new ConnectionError(`host ${hostLabel} refused the channel: ${errorText(a1)}`, { closeCode: 4401, cause: refusal(a1, 'auth_ssl') });
+    if (a1.name !== 'response')
+      throw new ConnectionError(`host ${hostLabel} refused the channel: ${errorText(a1)}`, { closeCode: 4401, cause: refusal(a1, 'auth_ssl') });
 
     this.state = 'verifying';
     let pinned = this.options.pinnedHostKey;

@@ -13,13 +13,20 @@ test('a pinned host is chosen by its key, whatever order and names the announcem
   assert.equal(chooseHost({ name: 'web1' }, [], 'SHA256:real'), undefined, 'nothing announced yet: wait');
   assert.throws(
     () => chooseHost({ name: 'web1' }, [rogue], 'SHA256:real'),
-    (e: unknown) => e instanceof HandshakeError && e.reason === 'host-key-mismatch' && e.fingerprints?.pinned === 'SHA256:real' && e.fingerprints.presented === 'SHA256:rogue',
+    (e: unknown) =>
+      e instanceof HandshakeError &&
+      e.reason === 'host-key-mismatch' &&
+      e.fingerprints?.pinned === 'SHA256:real' &&
+      e.fingerprints.presented === 'SHA256:rogue',
     'only another key answers to the name: refused loudly, never taken, never a silent timeout',
   );
 });
 
 test('without a pin, a name that matches several hosts is refused, listing them by key', () => {
-  assert.throws(() => chooseHost({ name: 'web1' }, [real, rogue]), (e: unknown) => e instanceof ConnectionError && /2 hosts answer to web1: .*SHA256:real.*SHA256:rogue/.test((e as Error).message));
+  assert.throws(
+    () => chooseHost({ name: 'web1' }, [real, rogue]),
+    (e: unknown) => e instanceof ConnectionError && /2 hosts answer to web1: .*SHA256:real.*SHA256:rogue/.test((e as Error).message),
+  );
   assert.equal(chooseHost({ name: 'web1' }, [real]), real);
 });
 

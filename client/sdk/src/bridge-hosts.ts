@@ -60,7 +60,6 @@ export function peerLabel(p: AnnouncedPeer): string {
   return `${name}${p.host_key_fingerprint ? ` (${p.host_key_fingerprint})` : ''}`;
 }
 
-
 /**
  * The announced peer to open the channel to, or undefined to wait for more announcements. With a
  * pinned host key (its fingerprint) only the peer presenting that key qualifies, whatever the names
@@ -74,9 +73,13 @@ export function chooseHost(host: BridgeHostSelector, peers: readonly AnnouncedPe
     // never wait quietly until a timeout and never connect to it.
     const other = named.find((p) => p.host_key_fingerprint);
     if (!pinned && other) {
-      throw new HandshakeError('host-key-mismatch', `${describeHost(host)} is announced with host key ${other.host_key_fingerprint}, not the pinned ${pinnedFingerprint}`, {
-        fingerprints: { pinned: pinnedFingerprint, presented: other.host_key_fingerprint! },
-      });
+      throw new HandshakeError(
+        'host-key-mismatch',
+        `${describeHost(host)} is announced with host key ${other.host_key_fingerprint}, not the pinned ${pinnedFingerprint}`,
+        {
+          fingerprints: { pinned: pinnedFingerprint, presented: other.host_key_fingerprint! },
+        },
+      );
     }
     return pinned;
   }

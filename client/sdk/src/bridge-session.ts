@@ -118,7 +118,10 @@ export class BridgeSession {
     }
     const session = new BridgeSession(options, socket);
     const giveUp = (reason: string) => session.close({ code: 4000, reason }, new ConnectionError(reason));
-    const timer = setTimeout(() => giveUp(`the bridge ${url} did not sign this key in within ${limits.timeoutMs} ms (state: ${session.state})`), limits.timeoutMs);
+    const timer = setTimeout(
+      () => giveUp(`the bridge ${url} did not sign this key in within ${limits.timeoutMs} ms (state: ${session.state})`),
+      limits.timeoutMs,
+    );
     const onAbort = () => giveUp(`connecting to the bridge ${url} was cancelled`);
     limits.signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -252,7 +255,8 @@ export class BridgeSession {
       this.state = 'enrolling';
       const nickname = this.options.nickname ? { nickname: this.options.nickname } : {};
       const reply = await this.request('bridge_enroll', { token: this.options.joinToken, pub_key: textToBase64(ids.publicPem), ...nickname });
-      if (reply.name !== 'response') throw new ConnectionError(`the bridge refused to enroll the key: ${errorText(reply)}`, { closeCode: 4401, cause: refusal(reply, 'bridge_enroll') });
+      if (reply.name !== 'response')
+        throw new ConnectionError(`the bridge refused to enroll the key: ${errorText(reply)}`, { closeCode: 4401, cause: refusal(reply, 'bridge_enroll') });
       this.options.onEnrolled?.();
     }
     this.state = 'signing-in';

@@ -11,7 +11,10 @@ const pem = (k: typeof rsa) => k.privateKey.export({ type: 'pkcs8', format: 'pem
 const testString = 'Kq3vX9aPz0LmN2bR7tYc5WdE8hJ1sF4g';
 
 test('signChallenge signs label ‖ challenge with RSA and Ed25519 keys, and nothing else', async () => {
-  for (const [key, algorithm] of [[rsa, 'sha256'], [ed, null]] as const) {
+  for (const [key, algorithm] of [
+    [rsa, 'sha256'],
+    [ed, null],
+  ] as const) {
     const signature = Buffer.from(await signChallenge(pem(key), 'bridge-signin', testString), 'base64');
     assert.equal(verify(algorithm, Buffer.from(signedMessage('bridge-signin', testString)), key.publicKey, signature), true);
     assert.equal(verify(algorithm, Buffer.from(testString), key.publicKey, signature), false);
@@ -21,6 +24,9 @@ test('signChallenge signs label ‖ challenge with RSA and Ed25519 keys, and not
 
 test('signChallenge refuses a challenge a hostile peer shaped, with a clear error, before using the key', async () => {
   for (const challenge of ['', `hostadm-hsc1 client${'A'.repeat(13)}`, `${testString}\n`, testString.slice(2)]) {
-    await assert.rejects(signChallenge(pem(rsa), 'bridge-signin', challenge), (e: unknown) => e instanceof HostadmClientError && /refusing to sign/.test((e as Error).message));
+    await assert.rejects(
+      signChallenge(pem(rsa), 'bridge-signin', challenge),
+      (e: unknown) => e instanceof HostadmClientError && /refusing to sign/.test((e as Error).message),
+    );
   }
 });

@@ -31,7 +31,8 @@ export function privateKeyDer(privatePem: string): { der: Uint8Array; algorithm:
   const blocks = pemBlocks(privatePem);
   const block = blocks.find((b) => /PRIVATE KEY$/.test(b.label));
   if (!block) throw new HostadmClientError('not a PEM private key (expected -----BEGIN PRIVATE KEY----- or -----BEGIN RSA PRIVATE KEY-----)');
-  if (block.label === 'ENCRYPTED PRIVATE KEY') throw new HostadmClientError('encrypted private keys are not supported; decrypt it first (openssl pkcs8 -topk8 -nocrypt)');
+  if (block.label === 'ENCRYPTED PRIVATE KEY')
+    throw new HostadmClientError('encrypted private keys are not supported; decrypt it first (openssl pkcs8 -topk8 -nocrypt)');
   if (block.label === 'RSA PRIVATE KEY') return { der: pkcs1ToPkcs8(block.der), algorithm: 'rsa' };
   if (block.label !== 'PRIVATE KEY') throw new HostadmClientError(`unsupported private key type: ${block.label}`);
   // The AlgorithmIdentifier sits near the start of a PKCS#8 structure.

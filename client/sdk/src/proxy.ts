@@ -23,9 +23,8 @@ export type IsQueued<C extends ActionContract> = C['queued'] extends QueueName ?
 export type ResultOf<C extends ActionContract> = IsQueued<C> extends true ? QueuedJob<ReplyOf<C>> : ReplyOf<C>;
 
 /** Arguments are optional when the action takes none (or all are optional). */
-type Params<C extends ActionContract> = {} extends ArgsOf<C>
-  ? [args?: ArgsOf<C>, options?: CallOptions]
-  : [args: ArgsOf<C>, options?: CallOptions];
+// biome-ignore lint/complexity/noBannedTypes: `{} extends X` asks whether every field of X is optional
+type Params<C extends ActionContract> = {} extends ArgsOf<C> ? [args?: ArgsOf<C>, options?: CallOptions] : [args: ArgsOf<C>, options?: CallOptions];
 
 export type ActionMethod<C extends ActionContract> = (...params: Params<C>) => Promise<ResultOf<C>>;
 

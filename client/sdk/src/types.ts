@@ -16,10 +16,7 @@ export type DispatcherEvent = RunJobEvent | ClassJobEvent;
 
 /** One event as delivered: its name and payload (the envelope's `args.name` / `args.args`). */
 /** `time`: when the host published it (ISO 8601); the event replayed on subscribe keeps its own. */
-export type HostadmEvent = (
-  | { name: 'dispatcher'; args: DispatcherEvent }
-  | { name: Exclude<EventName, 'dispatcher'>; args: unknown }
-) & { time?: string };
+export type HostadmEvent = ({ name: 'dispatcher'; args: DispatcherEvent } | { name: Exclude<EventName, 'dispatcher'>; args: unknown }) & { time?: string };
 
 export interface CallOptions {
   /** Overrides the client's `requestTimeoutMs` for this request. */

@@ -4,7 +4,7 @@
  * passes `ws`).
  */
 import { ConnectionError } from './errors.ts';
-import type { CloseInfo, Transport, TransportFactory, TransportHandlers } from './transport.ts';
+import type { CloseInfo, Transport, TransportFactory } from './transport.ts';
 
 /** The part of a WebSocket the transport uses (browsers, Workers, undici and `ws` all have it). */
 export interface WebSocketLike {
@@ -42,7 +42,7 @@ export function webSocketTransport(options: WebSocketTransportOptions): Transpor
     open(handlers, { signal, timeoutMs }) {
       const Ctor = options.webSocket ?? globalWebSocket();
       if (!Ctor) {
-        return Promise.reject(new ConnectionError('no WebSocket implementation: pass `webSocket` (in Node: the `ws` package, or use the SDK\'s Node entry)'));
+        return Promise.reject(new ConnectionError("no WebSocket implementation: pass `webSocket` (in Node: the `ws` package, or use the SDK's Node entry)"));
       }
       return new Promise<Transport>((resolve, reject) => {
         let settled = false;

@@ -76,9 +76,7 @@ export const beadm = defineClass({
         mountpoint: absolutePath('Where to mount it; default a temporary directory').optional(),
       }),
       reply: z.object({
-        mountbe: z
-          .object({ be: str('The mounted boot environment'), mountpoint: str('Where it was mounted').optional() })
-          .describe('The mount'),
+        mountbe: z.object({ be: str('The mounted boot environment'), mountpoint: str('Where it was mounted').optional() }).describe('The mount'),
       }),
       access: 'write',
     }),

@@ -137,7 +137,10 @@ test('every action has a description and every argument and reply field is descr
 });
 
 test('queued actions declare a queue and answer with a pending acknowledgement', () => {
-  const queued = allActions().filter(([, c]) => c.queued !== false).map(([label]) => label).sort();
+  const queued = allActions()
+    .filter(([, c]) => c.queued !== false)
+    .map(([label]) => label)
+    .sort();
   assert.ok(queued.includes('admin/pkg pkg_upgrade'));
   assert.ok(queued.includes('admin/vm fetchiso'));
   assert.ok(queued.includes('admin/update startupdate'));

@@ -20,7 +20,7 @@ const commandLine = z
 
 export const jobRecord = z
   .object({
-    commands: z.array(z.string()).describe('The job\'s commands in order'),
+    commands: z.array(z.string()).describe("The job's commands in order"),
     queue_position: str('Position in its queue: `0` while it runs, `1` for the next pending job, ...; `-` once finished'),
     state: z.enum(['pending', 'running', 'finished']).describe('Job state'),
     success: z.enum(['true', 'false']).optional().describe('Finished jobs only: whether every command succeeded'),
@@ -36,7 +36,7 @@ const jobIds = z
 /** The `dispatcher` event of a `run` job (spec shape 1); progress events carry `state: running`. */
 export const runJobEvent = z
   .object({
-    cmd_list: z.array(z.string()).describe('The job\'s commands'),
+    cmd_list: z.array(z.string()).describe("The job's commands"),
     log: str('Finished: the whole (capped) log; running: the output since the previous event'),
     proc_id: str('Job id'),
     success: z.enum(['true', 'false']).optional().describe('Completion events only: whether every command succeeded'),
@@ -92,9 +92,7 @@ export const dispatcher = defineClass({
       description: 'Cancel pending or running jobs (full access)',
       args: z.strictObject({ job_id: jobIds }),
       reply: z.object({
-        killed: z
-          .object({ jobs: z.array(z.string()).describe('Ids of the jobs actually cancelled') })
-          .describe('What was cancelled'),
+        killed: z.object({ jobs: z.array(z.string()).describe('Ids of the jobs actually cancelled') }).describe('What was cancelled'),
       }),
       access: 'full',
     }),
@@ -118,14 +116,14 @@ export const dispatcher = defineClass({
       access: 'wheel',
     }),
     log: action({
-      description: 'Read a job\'s record and log (running: the output so far)',
+      description: "Read a job's record and log (running: the output so far)",
       args: z.strictObject({ job_id: jobId }),
       reply: z.object({
         log: z
           .object({
             job_id: str('Job id'),
             state: z.enum(['pending', 'running', 'finished']).describe('Job state'),
-            commands: z.array(z.string()).describe('The job\'s commands'),
+            commands: z.array(z.string()).describe("The job's commands"),
             success: z.enum(['true', 'false', '']).describe('Whether it succeeded; empty until finished'),
             reason: str('Why it ended early; empty otherwise'),
             time_started: str('ISO 8601; empty while pending'),

@@ -59,7 +59,12 @@ export const accountNames = (description: string) => z.array(accountName('Accoun
 export const groupList = (description: string) =>
   z
     .union([
-      z.array(z.string().regex(GROUP_NAME, 'must be a group name').refine((g) => ACCOUNT_NAME.test(g), NAME_RULE)),
+      z.array(
+        z
+          .string()
+          .regex(GROUP_NAME, 'must be a group name')
+          .refine((g) => ACCOUNT_NAME.test(g), NAME_RULE),
+      ),
       z
         .string()
         .regex(GROUP_NAMES, 'must be group names separated by commas')
@@ -77,27 +82,20 @@ export const password = (description: string) =>
     .describe(description);
 
 /** A user or group id: a decimal string or JSON integer up to MAX_ACCOUNT_ID, normalized to the string. */
-export const accountId = (description: string) =>
-  numericString(description).refine((v) => Number(v) <= MAX_ACCOUNT_ID, `must be at most ${MAX_ACCOUNT_ID}`);
+export const accountId = (description: string) => numericString(description).refine((v) => Number(v) <= MAX_ACCOUNT_ID, `must be at most ${MAX_ACCOUNT_ID}`);
 
 export const loginClass = (description: string) =>
   safeName(description).refine((v) => LOGIN_CLASS.test(v), 'must be a login class name: letters, digits, `.`, `_` or `-`');
 
 export const gecos = (description: string) =>
-  text(description, 256).refine(
-    (v) => COMMENT.test(v),
-    'may hold letters, digits, spaces and & \' , . ( ) _ + @ / # ! - only, and must not start with -',
-  );
+  text(description, 256).refine((v) => COMMENT.test(v), "may hold letters, digits, spaces and & ' , . ( ) _ + @ / # ! - only, and must not start with -");
 
 export const accountPath = (description: string) =>
   absolutePath(description).refine((v) => ACCOUNT_PATH.test(v), 'must be an absolute path of letters, digits and / . _ + @ - only');
 
 /** A `change`/`expire` value in one of pw(8)'s forms (see parseAccountDate). */
 export const accountDate = (description: string) =>
-  text(description, 64).refine(
-    (v) => parseAccountDate(v, 0) !== null,
-    'must be epoch seconds, dd-mmm-yyyy, dd-mm-yyyy or +<n> followed by one of m h d w o y',
-  );
+  text(description, 64).refine((v) => parseAccountDate(v, 0) !== null, 'must be epoch seconds, dd-mmm-yyyy, dd-mm-yyyy or +<n> followed by one of m h d w o y');
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 

@@ -56,10 +56,7 @@ export const pkgOrigin = (description: string) =>
   z
     .string()
     .max(255, 'must be at most 255 characters')
-    .regex(
-      /^[A-Za-z0-9][A-Za-z0-9_.+-]*\/[A-Za-z0-9][A-Za-z0-9_.+-]*(@[A-Za-z0-9_]+)?$/,
-      'must be a package origin like <category>/<name>',
-    )
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.+-]*\/[A-Za-z0-9][A-Za-z0-9_.+-]*(@[A-Za-z0-9_]+)?$/, 'must be a package origin like <category>/<name>')
     .describe(description);
 
 /** A ports category (`games`, `x11-wm`). */

@@ -15,16 +15,20 @@ export const trueString = (description: string) => z.literal('true').describe(de
  * A number sent as a JSON number or as a decimal string, checked against a range and normalized to its
  * decimal string (the form written into host configuration and command arguments).
  */
-export const rangedNumber = (
-  description: string,
-  opts: { min: number; max?: number; integer: boolean },
-) => {
+export const rangedNumber = (description: string, opts: { min: number; max?: number; integer: boolean }) => {
   let num = opts.integer ? z.number().int('must be a whole number') : z.number();
   num = num.min(opts.min, `must be at least ${opts.min}`);
   if (opts.max !== undefined) num = num.max(opts.max, `must be at most ${opts.max}`);
   const pattern = opts.integer ? /^-?\d{1,12}$/ : /^-?\d{1,12}(\.\d{1,6})?$/;
   return z
-    .union([num, z.string().regex(pattern, opts.integer ? 'must be a whole number' : 'must be a decimal number').transform(Number).pipe(num)])
+    .union([
+      num,
+      z
+        .string()
+        .regex(pattern, opts.integer ? 'must be a whole number' : 'must be a decimal number')
+        .transform(Number)
+        .pipe(num),
+    ])
     .transform(String)
     .describe(description);
 };
@@ -34,7 +38,10 @@ export const pidArg = (description: string) =>
   z
     .union([
       z.number().int('must be a whole number').min(1, 'must be a positive process id').max(2147483647, 'is not a process id'),
-      z.string().regex(/^[1-9]\d{0,9}$/, 'must be a positive process id').refine((s) => Number(s) <= 2147483647, 'is not a process id'),
+      z
+        .string()
+        .regex(/^[1-9]\d{0,9}$/, 'must be a positive process id')
+        .refine((s) => Number(s) <= 2147483647, 'is not a process id'),
     ])
     .transform(String)
     .describe(description);
@@ -57,19 +64,13 @@ export const sysctlName = (description: string) =>
   z
     .string()
     .max(255, 'must be at most 255 characters')
-    .regex(
-      /^[A-Za-z0-9_%][A-Za-z0-9_%-]*(\.[A-Za-z0-9_%][A-Za-z0-9_%-]*)+$/,
-      'must be a dotted sysctl name like kern.ipc.maxsockbuf',
-    )
+    .regex(/^[A-Za-z0-9_%][A-Za-z0-9_%-]*(\.[A-Za-z0-9_%][A-Za-z0-9_%-]*)+$/, 'must be a dotted sysctl name like kern.ipc.maxsockbuf')
     .describe(description);
 
 /** A sysctl value: string (no control characters, at most 1024 characters) or a JSON number; normalized to string. */
 export const sysctlValue = (description: string) =>
   z
-    .union([
-      z.number(),
-      z.string().max(1024, 'must be at most 1024 characters').regex(NO_CONTROL, 'must not contain control characters'),
-    ])
+    .union([z.number(), z.string().max(1024, 'must be at most 1024 characters').regex(NO_CONTROL, 'must not contain control characters')])
     .transform(String)
     .describe(description);
 

@@ -24,8 +24,7 @@ export const boolArg = (description: string) =>
     .describe(description);
 
 /** An object keyed by a resource name (`keyedBy('user name', userRecord)`). */
-export const keyedBy = <T extends z.ZodType>(key: string, value: T, description: string) =>
-  z.record(z.string().describe(key), value).describe(description);
+export const keyedBy = <T extends z.ZodType>(key: string, value: T, description: string) => z.record(z.string().describe(key), value).describe(description);
 
 /** `{result: "success"}`, the reply of most write actions. */
 export const resultSuccess = z

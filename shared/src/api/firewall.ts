@@ -38,9 +38,7 @@ export const firewall = defineClass({
     list_open: action({
       description: 'List the ports opened in the firewall',
       args: noArgs,
-      reply: z
-        .object({ openports: z.array(str('`<number>/<protocol>`')).describe('Open ports, each `<number>/<protocol>`') })
-        .describe('Open ports'),
+      reply: z.object({ openports: z.array(str('`<number>/<protocol>`')).describe('Open ports, each `<number>/<protocol>`') }).describe('Open ports'),
       access: 'read',
     }),
     status: action({

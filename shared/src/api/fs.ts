@@ -34,9 +34,7 @@ export const fs = defineClass({
     dirlist: action({
       description: 'List a directory, hidden entries included (the caller must be allowed to read it)',
       args: z.strictObject({ dir: absolutePath('Directory to list, an absolute path') }),
-      reply: z
-        .object({ dirlist: keyedBy('Entry name', directoryEntryRecord, 'Entries keyed by name') })
-        .describe('Directory listing'),
+      reply: z.object({ dirlist: keyedBy('Entry name', directoryEntryRecord, 'Entries keyed by name') }).describe('Directory listing'),
       access: 'read',
     }),
   },

@@ -65,9 +65,7 @@ export const moused = defineClass({
     list_devices: action({
       description: 'List pointer devices',
       args: noArgs,
-      reply: z
-        .object({ list_devices: keyedBy('Device name', pointerDeviceRecord, 'Pointer devices keyed by name') })
-        .describe('Pointer devices'),
+      reply: z.object({ list_devices: keyedBy('Device name', pointerDeviceRecord, 'Pointer devices keyed by name') }).describe('Pointer devices'),
       access: 'read',
     }),
     list_devices_active: action({
@@ -75,9 +73,7 @@ export const moused = defineClass({
       args: noArgs,
       reply: z
         .object({
-          list_devices_active: z
-            .object({ active_devices: z.array(z.string()).describe('Active device names') })
-            .describe('Active devices'),
+          list_devices_active: z.object({ active_devices: z.array(z.string()).describe('Active device names') }).describe('Active devices'),
         })
         .describe('Active devices'),
       access: 'read',
@@ -97,17 +93,13 @@ export const moused = defineClass({
     set_device_active: action({
       description: 'Start the mouse daemon for a device',
       args: z.strictObject({ device: deviceName }),
-      reply: z
-        .object({ set_device_active: z.object({ started: str('The device name') }).describe('Started device') })
-        .describe('Started device'),
+      reply: z.object({ set_device_active: z.object({ started: str('The device name') }).describe('Started device') }).describe('Started device'),
       access: 'write',
     }),
     set_device_inactive: action({
       description: 'Stop the mouse daemon for a device',
       args: z.strictObject({ device: deviceName }),
-      reply: z
-        .object({ set_device_inactive: z.object({ stopped: str('The device name') }).describe('Stopped device') })
-        .describe('Stopped device'),
+      reply: z.object({ set_device_inactive: z.object({ stopped: str('The device name') }).describe('Stopped device') }).describe('Stopped device'),
       access: 'write',
     }),
     set_device_options: action({

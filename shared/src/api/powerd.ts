@@ -20,7 +20,10 @@ const cpuFreq = (description: string) =>
   z
     .union([
       z.number().int('must be a whole number'),
-      z.string().regex(/^-?\d{1,12}$/, 'must be a whole number').transform(Number),
+      z
+        .string()
+        .regex(/^-?\d{1,12}$/, 'must be a whole number')
+        .transform(Number),
     ])
     .refine((v) => v === -1 || v > 0, 'must be greater than 0, or -1 for no limit')
     .transform(String)
@@ -82,10 +85,7 @@ export const powerd = defineClass({
           list_options: keyedBy(
             'Option name',
             z
-              .union([
-                z.array(z.string()).describe('Allowed values'),
-                str('Type description, for example `int min=1 max=100`'),
-              ])
+              .union([z.array(z.string()).describe('Allowed values'), str('Type description, for example `int min=1 max=100`')])
               .describe('Allowed values or a type description'),
             'Options keyed by name',
           ),
@@ -108,17 +108,13 @@ export const powerd = defineClass({
     set_active: action({
       description: 'Start the daemon at boot',
       args: noArgs,
-      reply: z
-        .object({ set_active: z.object({ enabled: trueString('Always `true`') }).describe('Enabled at boot') })
-        .describe('Enabled at boot'),
+      reply: z.object({ set_active: z.object({ enabled: trueString('Always `true`') }).describe('Enabled at boot') }).describe('Enabled at boot'),
       access: 'write',
     }),
     set_inactive: action({
       description: 'Do not start the daemon at boot',
       args: noArgs,
-      reply: z
-        .object({ set_inactive: z.object({ disabled: trueString('Always `true`') }).describe('Disabled at boot') })
-        .describe('Disabled at boot'),
+      reply: z.object({ set_inactive: z.object({ disabled: trueString('Always `true`') }).describe('Disabled at boot') }).describe('Disabled at boot'),
       access: 'write',
     }),
     set_options: action({
@@ -133,17 +129,13 @@ export const powerd = defineClass({
       description: 'Start the daemon',
       args: noArgs,
       // spec: `{started: true}`; the original sent the string and `false` when the start failed.
-      reply: z
-        .object({ start: z.object({ started: boolString('`true` when the daemon started') }).describe('Start result') })
-        .describe('Start result'),
+      reply: z.object({ start: z.object({ started: boolString('`true` when the daemon started') }).describe('Start result') }).describe('Start result'),
       access: 'write',
     }),
     stop: action({
       description: 'Stop the daemon',
       args: noArgs,
-      reply: z
-        .object({ stop: z.object({ stopped: boolString('`true` when the daemon stopped') }).describe('Stop result') })
-        .describe('Stop result'),
+      reply: z.object({ stop: z.object({ stopped: boolString('`true` when the daemon stopped') }).describe('Stop result') }).describe('Stop result'),
       access: 'write',
     }),
   },

@@ -37,20 +37,12 @@ export const authSslArgs = z.union([
   z.literal('').describe('Stage 1: ask for a test string'),
   z
     .strictObject({
-      encrypted_string: z
-        .string()
-        .min(1)
-        .max(4096)
-        .describe('Stage 2, original form: base64 of the RSA PKCS#1 v1.5 private-key encryption of test_string'),
+      encrypted_string: z.string().min(1).max(4096).describe('Stage 2, original form: base64 of the RSA PKCS#1 v1.5 private-key encryption of test_string'),
     })
     .describe('Stage 2, original form'),
   z
     .strictObject({
-      signature: z
-        .string()
-        .min(1)
-        .max(4096)
-        .describe('Stage 2, modern form: base64 RSASSA-PKCS1-v1_5/SHA-256 or Ed25519 signature of test_string'),
+      signature: z.string().min(1).max(4096).describe('Stage 2, modern form: base64 RSASSA-PKCS1-v1_5/SHA-256 or Ed25519 signature of test_string'),
     })
     .describe('Stage 2, modern form'),
   z
@@ -58,12 +50,14 @@ export const authSslArgs = z.union([
       action: z.literal('auth_ssl').describe('Always `auth_ssl`'),
       md5_key: z.string().min(1).max(64).describe('base64 MD5 of the registered key to authenticate as'),
       channel: z.literal('hsc1').describe('The secure channel asked for (docs/bridge-protocol.md §3)').optional(),
-      client_eph: z.string().max(64).describe('base64 of the client\'s 32-byte X25519 ephemeral public key').optional(),
+      client_eph: z.string().max(64).describe("base64 of the client's 32-byte X25519 ephemeral public key").optional(),
       client_nonce: z.string().max(64).describe('base64 of 32 random bytes').optional(),
       pub_key: z
         .string()
         .max(8192)
-        .describe('base64 PEM certificate or public key of md5_key, for a host that does not know the key yet (password sign-in or a key authorized on the host)')
+        .describe(
+          'base64 PEM certificate or public key of md5_key, for a host that does not know the key yet (password sign-in or a key authorized on the host)',
+        )
         .optional(),
     })
     .describe('Stage 1 through a bridge (C1 of the hsc1 channel)'),
@@ -97,7 +91,7 @@ export const authSsl = defineOperation({
 export const authClear = defineOperation({
   namespace: 'rpc',
   name: 'auth_clear',
-  description: 'Sign out: the connection\'s token is invalidated everywhere',
+  description: "Sign out: the connection's token is invalidated everywhere",
   args: z.unknown().describe('Ignored'),
   // spec: not shown — chosen: {result: "success"}, so a client can await sign-out like any request.
   reply: z.object({ result: z.literal('success').describe('Always `success`') }),
@@ -126,7 +120,7 @@ export const query = defineOperation({
   reply: z
     .record(
       z.string().describe('`<namespace>/<class>`, for example `admin/users`'),
-      z.enum(['read', 'read/write']).describe('The caller\'s access to that subsystem'),
+      z.enum(['read', 'read/write']).describe("The caller's access to that subsystem"),
     )
     .describe('Subsystems available to the caller'),
   access: 'authenticated',

@@ -30,9 +30,7 @@ export const services = defineClass({
     list_services: action({
       description: 'List services',
       args: noArgs,
-      reply: z
-        .object({ services: keyedBy('Service name', serviceRecord, 'Services keyed by name') })
-        .describe('Services'),
+      reply: z.object({ services: keyedBy('Service name', serviceRecord, 'Services keyed by name') }).describe('Services'),
       access: 'read',
     }),
     start: action({

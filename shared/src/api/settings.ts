@@ -6,7 +6,10 @@ import { z } from 'zod';
 import { action, defineClass } from '../protocol/define.ts';
 import { keyedBy, safeName, str, text } from './fields.ts';
 
-const base64 = z.string().regex(/^[A-Za-z0-9+/=\s]+$/, 'must be base64').max(16384, 'must be at most 16384 characters');
+const base64 = z
+  .string()
+  .regex(/^[A-Za-z0-9+/=\s]+$/, 'must be base64')
+  .max(16384, 'must be at most 16384 characters');
 
 export const certificateDetails = z
   .object({
@@ -24,7 +27,7 @@ const certActions = {
     args: z.strictObject({}),
     reply: keyedBy(
       'User name',
-      keyedBy('base64 of the PEM public key', certificateDetails, 'That user\'s keys'),
+      keyedBy('base64 of the PEM public key', certificateDetails, "That user's keys"),
       'Registered keys keyed by user, then by base64 public key',
     ),
     access: 'read',
@@ -45,7 +48,7 @@ const certActions = {
     access: 'write',
   }),
   revoke_ssl_cert: action({
-    description: 'Revoke a registered key (another user\'s only with full access)',
+    description: "Revoke a registered key (another user's only with full access)",
     args: z.strictObject({
       pub_key: base64.describe('base64 public key exactly as listed by list_ssl_certs'),
       user: safeName('Owner of the key; default the caller').optional(),
@@ -73,7 +76,7 @@ export const adminSettings = defineClass({
 export const rpcSettings = defineClass({
   namespace: 'rpc',
   name: 'settings',
-  description: 'Server information and SSL key registration (the original code\'s home for the key actions)',
+  description: "Server information and SSL key registration (the original code's home for the key actions)",
   limitedAccess: 'read/write',
   actions: {
     ...certActions,

@@ -43,11 +43,9 @@ export const snapshotSettingsRecord = z
   })
   .describe('Snapshot system settings');
 
-const datasetHost = (description: string) =>
-  z.object({ dataset: str('Local dataset'), host: str('Remote host') }).describe(description);
+const datasetHost = (description: string) => z.object({ dataset: str('Local dataset'), host: str('Remote host') }).describe(description);
 
-const datasetSnap = (description: string) =>
-  z.object({ dataset: str('Dataset'), snap: str('Snapshot name') }).describe(description);
+const datasetSnap = (description: string) => z.object({ dataset: str('Dataset'), snap: str('Snapshot name') }).describe(description);
 
 const hostDatasetArgs = z.strictObject({ host: replHost, dataset });
 
@@ -139,7 +137,7 @@ export const snapshot = defineClass({
           .min(1, 'must not be empty')
           .max(1024, 'must be at most 1024 characters')
           .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
-          .describe('Remote user\'s password; passed in the environment, never as an argument, and not echoed'),
+          .describe("Remote user's password; passed in the environment, never as an argument, and not echoed"),
         dataset,
         remotedataset: datasetName('Dataset on the remote host'),
         frequency: z

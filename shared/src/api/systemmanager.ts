@@ -97,8 +97,7 @@ export const externalMountRecord = z
   })
   .describe('A mounted external device');
 
-const responseTrue = (description: string) =>
-  z.object({ response: trueString('Always `true`') }).describe(description);
+const responseTrue = (description: string) => z.object({ response: trueString('Always `true`') }).describe(description);
 
 export const systemmanager = defineClass({
   namespace: 'admin',
@@ -163,9 +162,7 @@ export const systemmanager = defineClass({
     externalmounts: action({
       description: 'List mounted external devices',
       args: noArgs,
-      reply: z
-        .object({ externalmounts: keyedBy('Device path', externalMountRecord, 'Mounts keyed by device') })
-        .describe('External mounts'),
+      reply: z.object({ externalmounts: keyedBy('Device path', externalMountRecord, 'Mounts keyed by device') }).describe('External mounts'),
       access: 'read',
     }),
     systemmanager: action({
@@ -177,9 +174,7 @@ export const systemmanager = defineClass({
     sysctllist: action({
       description: 'List all configurable sysctl names with their current values',
       args: noArgs,
-      reply: z
-        .object({ sysctllist: keyedBy('Sysctl name', str('Current value'), 'Values keyed by sysctl name') })
-        .describe('Sysctl values'),
+      reply: z.object({ sysctllist: keyedBy('Sysctl name', str('Current value'), 'Values keyed by sysctl name') }).describe('Sysctl values'),
       access: 'read',
     }),
     setsysctl: action({

@@ -9,14 +9,7 @@ import { atLeastOne, rangedNumber, requiredToken, urlString } from './fields-sys
  * implementation adds so that a failed check (no network, tool missing) is not reported as `noupdates`
  * (trueos-core#229, #334/#338).
  */
-export const UPDATE_STATUSES = [
-  'noupdates',
-  'updatesavailable',
-  'checkingforupdates',
-  'updaterunning',
-  'rebootrequired',
-  'checkfailed',
-] as const;
+export const UPDATE_STATUSES = ['noupdates', 'updatesavailable', 'checkingforupdates', 'updaterunning', 'rebootrequired', 'checkfailed'] as const;
 
 export const UPDATE_TARGETS = ['chbranch', 'pkgupdate', 'standalone'] as const;
 
@@ -42,7 +35,10 @@ export const updateCheckRecord = z
   .object({
     status: z.enum(UPDATE_STATUSES).describe('Check state; `updatesavailable` when something can be installed'),
     details: str('Full text of the last check (or of the staged update when a reboot is required)'),
-    security: z.object({ name: str('Update name') }).describe('A security update is available').optional(),
+    security: z
+      .object({ name: str('Update name') })
+      .describe('A security update is available')
+      .optional(),
     majorupgrade: z
       .object({
         name: str('Upgrade name'),
@@ -51,7 +47,10 @@ export const updateCheckRecord = z
       })
       .describe('An operating-system upgrade is available')
       .optional(),
-    packageupdate: z.object({ name: str('Update name') }).describe('Software package updates are available').optional(),
+    packageupdate: z
+      .object({ name: str('Update name') })
+      .describe('Software package updates are available')
+      .optional(),
   })
   .catchall(patchRecord)
   .superRefine((v, ctx) => {
@@ -98,9 +97,7 @@ const startUpdateArgs = z.discriminatedUnion(
         branch: requiredToken('branch', 'target is `chbranch`', 'OS version to switch to, from `listbranches`'),
       })
       .describe('Change branch'),
-    z
-      .strictObject({ target: z.literal('pkgupdate').describe('Update installed software only') })
-      .describe('Update installed packages'),
+    z.strictObject({ target: z.literal('pkgupdate').describe('Update installed software only') }).describe('Update installed packages'),
     z
       .strictObject({
         target: z.literal('standalone').describe('Install one update'),
@@ -109,8 +106,7 @@ const startUpdateArgs = z.discriminatedUnion(
       .describe('Install one standalone update'),
   ],
   {
-    error: (iss) =>
-      iss.code === 'invalid_union' ? `\`target\` is required: one of ${UPDATE_TARGETS.join(', ')}` : undefined,
+    error: (iss) => (iss.code === 'invalid_union' ? `\`target\` is required: one of ${UPDATE_TARGETS.join(', ')}` : undefined),
   },
 );
 
@@ -148,9 +144,7 @@ export const update = defineClass({
     listlogs: action({
       description: 'List update logs',
       args: noArgs,
-      reply: z
-        .object({ listlogs: keyedBy('Log file name', updateLogRecord, 'Logs keyed by file name') })
-        .describe('Update logs'),
+      reply: z.object({ listlogs: keyedBy('Log file name', updateLogRecord, 'Logs keyed by file name') }).describe('Update logs'),
       access: 'read',
     }),
     readlogs: action({
@@ -158,9 +152,7 @@ export const update = defineClass({
       args: z.strictObject({
         logs: oneOrMany(safeName('Log file name (no path)'), 'Log file names from `listlogs`: an array, or one name'),
       }),
-      reply: z
-        .object({ readlogs: keyedBy('Log file name', str('Log text'), 'Log texts keyed by file name') })
-        .describe('Log texts'),
+      reply: z.object({ readlogs: keyedBy('Log file name', str('Log text'), 'Log texts keyed by file name') }).describe('Log texts'),
       access: 'read',
     }),
     listsettings: action({

@@ -8,7 +8,7 @@ const groupName = nameField('Group name');
 
 export const userRecord = z
   .object({
-    canremove: str('`false` on the caller\'s own account (it cannot delete itself); absent otherwise').optional(),
+    canremove: str("`false` on the caller's own account (it cannot delete itself); absent otherwise").optional(),
     change: str('Password change time (epoch seconds, 0 = never)'),
     class: str('Login class'),
     comment: str('GECOS field'),
@@ -48,7 +48,7 @@ export const users = defineClass({
   limitedAccess: 'read/write',
   actions: {
     usershow: action({
-      description: 'List user accounts (all under full access; only the caller\'s own under limited access)',
+      description: "List user accounts (all under full access; only the caller's own under limited access)",
       args: noArgs,
       reply: keyedBy('Account name', userRecord, 'User records keyed by account name'),
       access: 'read',
@@ -91,7 +91,7 @@ export const users = defineClass({
       access: 'write',
     }),
     groupshow: action({
-      description: 'List groups (all with members under full access; only the caller\'s groups under limited access)',
+      description: "List groups (all with members under full access; only the caller's groups under limited access)",
       args: noArgs,
       reply: keyedBy('Group name', groupRecord, 'Group records keyed by group name'),
       access: 'read',
@@ -113,7 +113,7 @@ export const users = defineClass({
       access: 'full',
     }),
     groupmod: action({
-      description: 'Change a group\'s members: exactly one of users (set), add_users or remove_users',
+      description: "Change a group's members: exactly one of users (set), add_users or remove_users",
       args: z
         .strictObject({
           name: groupName,

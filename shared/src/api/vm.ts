@@ -5,7 +5,10 @@ import { PROP_NAME, ifaceName, propValue, sizeArg } from './fields-storage.ts';
 
 const vmName = safeName('Virtual machine name');
 const isoName = safeName('ISO file name');
-const diskName = z.string().regex(/^disk[0-9]{1,3}$/, 'must be a disk name like disk1').describe('Disk name, `disk<N>`');
+const diskName = z
+  .string()
+  .regex(/^disk[0-9]{1,3}$/, 'must be a disk name like disk1')
+  .describe('Disk name, `disk<N>`');
 
 /** `http://`, `ftp://` or `file://` followed by URL characters that no shell or option parser treats specially. */
 const isoUrl = z
@@ -27,7 +30,20 @@ export const vmRecord = z
 
 /** The guest property names the spec lists for `getprops`. */
 export const GUEST_PROPERTY_NAMES = [
-  'autogrub', 'bargs', 'boot', 'con', 'cpu', 'description', 'install', 'loader', 'name', 'os', 'persist', 'ram', 'size', 'tap',
+  'autogrub',
+  'bargs',
+  'boot',
+  'con',
+  'cpu',
+  'description',
+  'install',
+  'loader',
+  'name',
+  'os',
+  'persist',
+  'ram',
+  'size',
+  'tap',
 ] as const;
 
 export const guestPropsRecord = z
@@ -191,11 +207,7 @@ export const vm = defineClass({
       description: 'Set one or more properties of a virtual machine',
       args: setpropArgs,
       reply: z.object({
-        setprop: keyedBy(
-          'VM name',
-          keyedBy('Property name', str('New value'), 'The changed properties'),
-          'The changed properties keyed by VM name',
-        ),
+        setprop: keyedBy('VM name', keyedBy('Property name', str('New value'), 'The changed properties'), 'The changed properties keyed by VM name'),
       }),
       access: 'write',
     }),

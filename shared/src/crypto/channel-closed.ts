@@ -22,7 +22,12 @@ const EXPLANATIONS: Record<ChannelClosedReason, string> = {
 };
 
 export function channelClosedNotice(reason: ChannelClosedReason): string {
-  return JSON.stringify({ id: CHANNEL_CLOSED_ID, name: 'error', namespace: 'rpc', args: { code: 400, message: `the host closed the secure channel: ${EXPLANATIONS[reason]}`, reason } });
+  return JSON.stringify({
+    id: CHANNEL_CLOSED_ID,
+    name: 'error',
+    namespace: 'rpc',
+    args: { code: 400, message: `the host closed the secure channel: ${EXPLANATIONS[reason]}`, reason },
+  });
 }
 
 /** The notice's message when `body` is one (a short, known reason only), else null. */

@@ -78,7 +78,10 @@ describe('sealed frames', () => {
     const { client, agent } = await pair();
     const frames = await Promise.all(Array.from({ length: 200 }, (_, i) => client.seal(env(i))));
     const opened = await Promise.all(frames.map((f) => agent.open(f)));
-    assert.deepEqual(opened, frames.map((_, i) => env(i)));
+    assert.deepEqual(
+      opened,
+      frames.map((_, i) => env(i)),
+    );
   });
 
   test('an envelope too big for one relay frame is refused without killing the channel', async () => {
@@ -159,7 +162,14 @@ describe('the bridge as attacker', () => {
   });
 
   test('malformed bodies: malformed', async () => {
-    for (const bad of ['{"id":"1","name":"identify"}', 'hsc1.', 'hsc1.AAAA', 'hsc1.!!!!', `hsc1.${toBase64(randomBytes(23))}`, 'hsc2.' + toBase64(randomBytes(40))]) {
+    for (const bad of [
+      '{"id":"1","name":"identify"}',
+      'hsc1.',
+      'hsc1.AAAA',
+      'hsc1.!!!!',
+      `hsc1.${toBase64(randomBytes(23))}`,
+      `hsc2.${toBase64(randomBytes(40))}`,
+    ]) {
       const { agent } = await pair();
       await rejectsWith(agent.open(bad), 'malformed');
       assert.equal(agent.closed, true);

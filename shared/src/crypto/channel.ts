@@ -31,8 +31,7 @@ const TAG_BYTES = 16;
  * (`client-<uuid>\n`, 44 bytes): base64 turns 3 bytes into 4, so the plaintext limit is about 3/4 of
  * the frame limit.
  */
-export const MAX_SEALED_PLAINTEXT_BYTES =
-  Math.floor((LIMITS.maxRelayFrameBytes - 44 - FRAME_PREFIX.length) / 4) * 3 - SEQ_BYTES - TAG_BYTES;
+export const MAX_SEALED_PLAINTEXT_BYTES = Math.floor((LIMITS.maxRelayFrameBytes - 44 - FRAME_PREFIX.length) / 4) * 3 - SEQ_BYTES - TAG_BYTES;
 
 export type ChannelRole = 'client' | 'agent';
 export type ChannelErrorReason = 'replay' | 'gap' | 'tampered' | 'malformed' | 'closed';
@@ -189,7 +188,12 @@ export class SecureChannel {
     ]);
     const outDir = client ? DIRECTION_C2A : DIRECTION_A2C;
     const inDir = client ? DIRECTION_A2C : DIRECTION_C2A;
-    return new SecureChannel(role, { key: outKey, aadPrefix: aadPrefix(secrets.sid, outDir) }, { key: inKey, aadPrefix: aadPrefix(secrets.sid, inDir) }, options);
+    return new SecureChannel(
+      role,
+      { key: outKey, aadPrefix: aadPrefix(secrets.sid, outDir) },
+      { key: inKey, aadPrefix: aadPrefix(secrets.sid, inDir) },
+      options,
+    );
   }
 
   /** Whether the channel is dead (after an error or `close`). */
@@ -228,9 +232,10 @@ export class SecureChannel {
         return Promise.reject(this.fail('malformed', 'encryption failed', cause));
       }
     }
-    const sealed = key
-      .seal(nonceFor(seq), aadFor(this.outbound, seq), plain)
-      .then((ct): Opened => ({ ok: true, plain: ct }), (cause: unknown): Opened => ({ ok: false, cause }));
+    const sealed = key.seal(nonceFor(seq), aadFor(this.outbound, seq), plain).then(
+      (ct): Opened => ({ ok: true, plain: ct }),
+      (cause: unknown): Opened => ({ ok: false, cause }),
+    );
     const result = this.sendTail.then(async () => {
       const r = await sealed;
       if (this.failure) throw this.closedError();
@@ -261,9 +266,10 @@ export class SecureChannel {
     if (key.openSync) return this.openInline(key.openSync.bind(key), parsed, parseProblem);
     // Decrypt at once (speculatively) so that frames in flight overlap; judge them in order below.
     const opening: Promise<Opened> | null = parsed
-      ? this.inbound.key
-          .open(nonceFor(parsed.seq), aadFor(this.inbound, parsed.seq), parsed.sealed)
-          .then((pt): Opened => ({ ok: true, plain: pt }), (cause: unknown): Opened => ({ ok: false, cause }))
+      ? this.inbound.key.open(nonceFor(parsed.seq), aadFor(this.inbound, parsed.seq), parsed.sealed).then(
+          (pt): Opened => ({ ok: true, plain: pt }),
+          (cause: unknown): Opened => ({ ok: false, cause }),
+        )
       : null;
     const result = this.recvTail.then(async () => {
       if (this.failure) throw this.closedError();
@@ -317,7 +323,8 @@ export class SecureChannel {
 
   private closedError(): ChannelError {
     const why = this.failure;
-    const message = why && why.reason !== 'closed' ? `channel is dead after an earlier ${why.reason} error: ${why.message}` : (why?.message ?? 'channel closed');
+    const message =
+      why && why.reason !== 'closed' ? `channel is dead after an earlier ${why.reason} error: ${why.message}` : (why?.message ?? 'channel closed');
     return new ChannelError('closed', message, why ? { cause: why } : undefined);
   }
 }

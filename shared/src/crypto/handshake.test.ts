@@ -48,7 +48,9 @@ function readA1(a1: A1Args): { testString: string; body: Record<string, string> 
 }
 function writeA1(testString: string, body: unknown, padding: 'oaep' | 'pkcs1' = 'oaep'): A1Args {
   const enc = (b: Buffer) =>
-    publicEncrypt(padding === 'oaep' ? { key: client.publicKey, ...oaep } : { key: client.publicKey, padding: constants.RSA_PKCS1_PADDING }, b).toString('base64');
+    publicEncrypt(padding === 'oaep' ? { key: client.publicKey, ...oaep } : { key: client.publicKey, padding: constants.RSA_PKCS1_PADDING }, b).toString(
+      'base64',
+    );
   const json = Buffer.from(JSON.stringify(body));
   const pieces: string[] = [];
   for (let i = 0; i < json.length; i += PIECE_BYTES) pieces.push(enc(json.subarray(i, i + PIECE_BYTES)));
@@ -59,7 +61,12 @@ describe('hsc1 handshake', () => {
   test('client and agent agree: C2 verifies, sealed envelopes flow both ways', async () => {
     const hs = await startClientHandshake(clientOpts);
     assert.equal(hs.c1Args.channel, 'hsc1');
-    assert.equal(hs.c1Args.md5_key, createHash('md5').update(createPublicKey(client.publicKey).export({ type: 'spki', format: 'pem' })).digest('base64'));
+    assert.equal(
+      hs.c1Args.md5_key,
+      createHash('md5')
+        .update(createPublicKey(client.publicKey).export({ type: 'spki', format: 'pem' }))
+        .digest('base64'),
+    );
     const agent = await answerClientHandshake(agentOpts(hs.c1Args));
     assert.equal(agent.a1Args.new_ssl_key.length, 2);
     const done = await hs.finish(agent.a1Args, { pinnedHostKey: host.publicRaw });
@@ -108,7 +115,10 @@ describe('hsc1 handshake', () => {
     const hs = await startClientHandshake(clientOpts);
     await rejectsWith(answerClientHandshake({ ...agentOpts({ ...hs.c1Args, md5_key: md5Key(ed.publicKey) }), clientSpkiPem: ed.publicKey }), 'unsupported-key');
     const weak = rsaPair(1024);
-    await rejectsWith(answerClientHandshake({ ...agentOpts({ ...hs.c1Args, md5_key: md5Key(weak.publicKey) }), clientSpkiPem: weak.publicKey }), 'unsupported-key');
+    await rejectsWith(
+      answerClientHandshake({ ...agentOpts({ ...hs.c1Args, md5_key: md5Key(weak.publicKey) }), clientSpkiPem: weak.publicKey }),
+      'unsupported-key',
+    );
   });
 });
 
@@ -238,7 +248,8 @@ describe('the bridge as attacker: C2 and after', () => {
     const hs2 = await startClientHandshake(clientOpts);
     const agent2 = await answerClientHandshake(agentOpts(hs2.c1Args));
     assert.equal(await agent2.verifyC2(done.c2Args), false);
-    for (const bad of [{}, { signature: '' }, { signature: 'zz' }, { signature: toBase64(randomBytes(256)) }, null, 'x']) assert.equal(await agent.verifyC2(bad), false);
+    for (const bad of [{}, { signature: '' }, { signature: 'zz' }, { signature: toBase64(randomBytes(256)) }, null, 'x'])
+      assert.equal(await agent.verifyC2(bad), false);
     assert.equal(await agent.verifyC2(done.c2Args), true);
   });
 

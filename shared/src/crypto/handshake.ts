@@ -133,7 +133,8 @@ export async function generateHostKey(): Promise<{ privatePkcs8Pem: string; publ
  */
 export async function hostKeyFromPem(pkcs8Pem: string, expectedPublicRaw?: string): Promise<HostKey> {
   const raw = await ed25519PublicRawFromPkcs8(pkcs8Pem);
-  if (expectedPublicRaw !== undefined && toBase64(raw) !== expectedPublicRaw) throw new KeyFormatError('the host public key does not belong to the host private key');
+  if (expectedPublicRaw !== undefined && toBase64(raw) !== expectedPublicRaw)
+    throw new KeyFormatError('the host public key does not belong to the host private key');
   return { privateKey: await importEd25519PrivateKey(pkcs8Pem), publicRaw: toBase64(raw), fingerprint: await hostKeyFingerprint(raw) };
 }
 
@@ -228,9 +229,13 @@ export async function startClientHandshake(options: ClientHandshakeOptions): Pro
       }
       if (!constantTimeEqual(pinned, hostKey)) {
         const pinnedFp = pinned.length === SIZES.hostKey ? await hostKeyFingerprint(pinned) : `(invalid pinned key of ${pinned.length} bytes)`;
-        throw new HandshakeError('host-key-mismatch', `host key mismatch: pinned ${pinnedFp}, agent presented ${presented}; possible interception, not connecting`, {
-          fingerprints: { pinned: pinnedFp, presented },
-        });
+        throw new HandshakeError(
+          'host-key-mismatch',
+          `host key mismatch: pinned ${pinnedFp}, agent presented ${presented}; possible interception, not connecting`,
+          {
+            fingerprints: { pinned: pinnedFp, presented },
+          },
+        );
       }
     }
 
@@ -293,7 +298,8 @@ export function isHsc1Request(c1Args: unknown): boolean {
 export async function answerClientHandshake(options: AgentHandshakeOptions): Promise<AgentHandshake> {
   const c1 = options.c1Args;
   if (!isRecord(c1)) throw new HandshakeError('bad-request', 'C1 args are not an object');
-  if (c1.channel !== HSC1_VERSION) throw new HandshakeError('downgrade', 'C1 does not ask for the hsc1 channel; the unprotected form is refused through a bridge');
+  if (c1.channel !== HSC1_VERSION)
+    throw new HandshakeError('downgrade', 'C1 does not ask for the hsc1 channel; the unprotected form is refused through a bridge');
   const md5 = await keysOrReason('unsupported-key', async () => md5Key(options.clientSpkiPem));
   if (c1.md5_key !== md5) throw new HandshakeError('bad-request', 'C1 md5_key does not name the supplied client key');
   const clientEph = fixedField(c1, 'client_eph', SIZES.eph);
@@ -332,7 +338,13 @@ export async function answerClientHandshake(options: AgentHandshakeOptions): Pro
   const channel = await channelFrom('agent', secrets);
 
   const body = utf8Encode(
-    JSON.stringify({ v: HSC1_VERSION, agent_eph: toBase64(ephemeral.publicRaw), agent_nonce: toBase64(agentNonce), host_key: host.publicRaw, host_sig: toBase64(hostSig) }),
+    JSON.stringify({
+      v: HSC1_VERSION,
+      agent_eph: toBase64(ephemeral.publicRaw),
+      agent_nonce: toBase64(agentNonce),
+      host_key: host.publicRaw,
+      host_sig: toBase64(hostSig),
+    }),
   );
   const encrypt = async (bytes: Uint8Array) => toBase64(new Uint8Array(await subtle().encrypt({ name: 'RSA-OAEP' }, encryptKey, bytes)));
   const chunks: Uint8Array[] = [];

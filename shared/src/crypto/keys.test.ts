@@ -24,9 +24,15 @@ import {
 import { constantTimeEqual, fromBase64, fromBase64Loose, fromBase64Url, randomBytes, subtle, toBase64, toBase64Url } from './subtle.ts';
 
 const nodeMd5Key = (pem: string) =>
-  createHash('md5').update(createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString(), 'utf8').digest('base64');
+  createHash('md5')
+    .update(createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString(), 'utf8')
+    .digest('base64');
 
-const rsa = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+const rsa = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+});
 const ed = generateKeyPairSync('ed25519', { publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
 
 /** Made once with `openssl req -x509 -newkey ed25519 -subj /CN=hsc1-test-ed25519`. */
@@ -163,7 +169,12 @@ describe('byte helpers', () => {
       process.stdout.write(JSON.stringify({ out, refused, into: [n, ...into.subarray(0, n)], channelOk }));`;
     const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
     assert.equal(child.status, 0, child.stderr);
-    const { out, refused, into, channelOk } = JSON.parse(child.stdout) as { out: [number[], string, boolean][]; refused: number; into: number[]; channelOk: boolean };
+    const { out, refused, into, channelOk } = JSON.parse(child.stdout) as {
+      out: [number[], string, boolean][];
+      refused: number;
+      into: number[];
+      channelOk: boolean;
+    };
     assert.deepEqual(into, [5, 0, 1, 2, 3, 4]);
     assert.equal(channelOk, true);
     for (const [bytes, b64, roundTrip] of out) {

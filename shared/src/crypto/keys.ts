@@ -43,7 +43,7 @@ export function pemDecode(text: string, labels: readonly string[]): { label: str
 export function pemEncode(der: Uint8Array, label: string): string {
   const b64 = toBase64(der);
   let body = '';
-  for (let i = 0; i < b64.length; i += 64) body += b64.slice(i, i + 64) + '\n';
+  for (let i = 0; i < b64.length; i += 64) body += `${b64.slice(i, i + 64)}\n`;
   return `-----BEGIN ${label}-----\n${body}-----END ${label}-----\n`;
 }
 
@@ -98,7 +98,14 @@ function topLevelSequence(der: Uint8Array): Tlv {
 
 function encodeTlv(tag: number, content: Uint8Array): Uint8Array {
   const len = content.length;
-  const header = len < 0x80 ? [tag, len] : len < 0x100 ? [tag, 0x81, len] : len < 0x10000 ? [tag, 0x82, len >> 8, len & 255] : [tag, 0x83, len >> 16, (len >> 8) & 255, len & 255];
+  const header =
+    len < 0x80
+      ? [tag, len]
+      : len < 0x100
+        ? [tag, 0x81, len]
+        : len < 0x10000
+          ? [tag, 0x82, len >> 8, len & 255]
+          : [tag, 0x83, len >> 16, (len >> 8) & 255, len & 255];
   const out = new Uint8Array(header.length + len);
   out.set(header);
   out.set(content, header.length);
@@ -134,11 +141,11 @@ export function keyAlgorithmOf(der: Uint8Array): KeyAlgorithmName {
 /** The SubjectPublicKeyInfo of an X.509 certificate, as the exact bytes it holds. */
 export function spkiFromCertificateDer(certDer: Uint8Array): Uint8Array {
   const [tbs] = childrenOf(certDer, topLevelSequence(certDer));
-  if (!tbs || tbs.tag !== 0x30) throw new KeyFormatError('certificate has no TBSCertificate');
+  if (tbs?.tag !== 0x30) throw new KeyFormatError('certificate has no TBSCertificate');
   const fields = childrenOf(certDer, tbs);
   // TBSCertificate: [0] version (optional), serial, signature, issuer, validity, subject, SPKI, ...
   const spki = fields[fields[0]?.tag === 0xa0 ? 6 : 5];
-  if (!spki || spki.tag !== 0x30) throw new KeyFormatError('certificate has no SubjectPublicKeyInfo');
+  if (spki?.tag !== 0x30) throw new KeyFormatError('certificate has no SubjectPublicKeyInfo');
   return certDer.slice(spki.start, spki.end);
 }
 
@@ -255,17 +262,23 @@ export function importRsaOaepPublicKey(publicPem: string): Promise<CryptoKey> {
 
 /** RSA-OAEP (SHA-256) private key, for the client to open A1. */
 export function importRsaOaepPrivateKey(privatePem: string): Promise<CryptoKey> {
-  return importOrThrow('RSA-OAEP private key', () => subtle().importKey('pkcs8', rsaPkcs8(privatePem), { name: 'RSA-OAEP', hash: 'SHA-256' }, false, ['decrypt']));
+  return importOrThrow('RSA-OAEP private key', () =>
+    subtle().importKey('pkcs8', rsaPkcs8(privatePem), { name: 'RSA-OAEP', hash: 'SHA-256' }, false, ['decrypt']),
+  );
 }
 
 /** RSASSA-PKCS1-v1_5 (SHA-256) private key, for the client to sign C2. */
 export function importRsaSigningKey(privatePem: string): Promise<CryptoKey> {
-  return importOrThrow('RSA signing key', () => subtle().importKey('pkcs8', rsaPkcs8(privatePem), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign']));
+  return importOrThrow('RSA signing key', () =>
+    subtle().importKey('pkcs8', rsaPkcs8(privatePem), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign']),
+  );
 }
 
 /** RSASSA-PKCS1-v1_5 (SHA-256) public key, for the agent to verify C2. */
 export function importRsaVerifyKey(publicPem: string): Promise<CryptoKey> {
-  return importOrThrow('RSA verify key', () => subtle().importKey('spki', rsaSpki(publicPem), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['verify']));
+  return importOrThrow('RSA verify key', () =>
+    subtle().importKey('spki', rsaSpki(publicPem), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['verify']),
+  );
 }
 
 /** Ed25519 private key from PKCS#8 (PEM or DER). Extractable only when the caller must read `x`. */

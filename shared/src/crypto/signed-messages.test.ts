@@ -29,7 +29,8 @@ test('signedMessage refuses a challenge a peer shaped to spell something else', 
     ['register-proof', testString],
     ['register-proof', `${token.slice(1)}-`],
   ];
-  for (const [purpose, challenge] of bad) assert.throws(() => signedMessage(purpose, challenge), ChallengeShapeError, `${purpose} ${JSON.stringify(challenge)}`);
+  for (const [purpose, challenge] of bad)
+    assert.throws(() => signedMessage(purpose, challenge), ChallengeShapeError, `${purpose} ${JSON.stringify(challenge)}`);
 });
 
 test('the original encrypted_string form covers the bare challenge; the signature form the labelled one', () => {

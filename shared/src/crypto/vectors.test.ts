@@ -63,7 +63,14 @@ test('hsc1 test vectors', async () => {
   assert.equal(await hostKeyFingerprint(hostKey), OUT.hostKeyFingerprint);
   assert.equal(`SHA256:${createHash('sha256').update(hostKey).digest('base64url')}`, OUT.hostKeyFingerprint);
 
-  const T = await transcriptHash({ md5Key: IN.md5Key, clientEph: client.publicRaw, clientNonce: IN.clientNonce, agentEph: agent.publicRaw, agentNonce: IN.agentNonce, hostKey });
+  const T = await transcriptHash({
+    md5Key: IN.md5Key,
+    clientEph: client.publicRaw,
+    clientNonce: IN.clientNonce,
+    agentEph: agent.publicRaw,
+    agentNonce: IN.agentNonce,
+    hostKey,
+  });
   assert.equal(toHex(T), OUT.transcript);
   const independentT = createHash('sha256')
     .update('hostadm-hsc1')

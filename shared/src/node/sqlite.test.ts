@@ -50,7 +50,7 @@ function fixture(t: { after(fn: () => void): void }) {
 test('a new database is 0600 under umask 022, in WAL mode, synchronous NORMAL, with a busy timeout and foreign keys on', (t) => {
   const f = fixture(t);
   const old = process.umask(0o022);
-  let store;
+  let store: ReturnType<typeof f.open>;
   try {
     store = f.open();
   } finally {
@@ -86,11 +86,18 @@ test('rows come back in the schema types: dates, booleans, null for an unmatched
   t.after(close);
   const at = new Date(1_750_000_000_123);
   const owner = db.insert(owners).values({ name: 'ada' }).returning().get();
-  db.insert(items).values([
-    { ownerId: owner.id, label: 'owned', done: true, at },
-    { ownerId: null, label: 'loose', done: false, at },
-  ]).run();
-  const rows = db.select({ label: items.label, done: items.done, at: items.at, owner: owners }).from(items).leftJoin(owners, eq(items.ownerId, owners.id)).orderBy(items.id).all();
+  db.insert(items)
+    .values([
+      { ownerId: owner.id, label: 'owned', done: true, at },
+      { ownerId: null, label: 'loose', done: false, at },
+    ])
+    .run();
+  const rows = db
+    .select({ label: items.label, done: items.done, at: items.at, owner: owners })
+    .from(items)
+    .leftJoin(owners, eq(items.ownerId, owners.id))
+    .orderBy(items.id)
+    .all();
   assert.deepEqual(rows, [
     { label: 'owned', done: true, at, owner: { id: owner.id, name: 'ada' } },
     { label: 'loose', done: false, at, owner: null },
@@ -105,29 +112,54 @@ test('a transaction commits what it did, and a throw, a rollback or a promise le
   const f = fixture(t);
   const { db, close } = f.open();
   t.after(close);
-  const names = () => db.select({ name: owners.name }).from(owners).orderBy(owners.id).all().map((r) => r.name);
+  const names = () =>
+    db
+      .select({ name: owners.name })
+      .from(owners)
+      .orderBy(owners.id)
+      .all()
+      .map((r) => r.name);
 
-  assert.equal(db.transaction((tx) => tx.insert(owners).values({ name: 'kept' }).run().changes), 1);
-  assert.throws(() => db.transaction((tx) => {
-    tx.insert(owners).values({ name: 'thrown' }).run();
-    throw new Error('boom');
-  }), /boom/);
-  assert.throws(() => db.transaction((tx) => {
-    tx.insert(owners).values({ name: 'rolled back' }).run();
-    tx.rollback();
-  }), TransactionRollbackError);
-  assert.throws(() => db.transaction(async (tx) => {
-    tx.insert(owners).values({ name: 'async' }).run();
-  }), /must be synchronous/);
+  assert.equal(
+    db.transaction((tx) => tx.insert(owners).values({ name: 'kept' }).run().changes),
+    1,
+  );
+  assert.throws(
+    () =>
+      db.transaction((tx) => {
+        tx.insert(owners).values({ name: 'thrown' }).run();
+        throw new Error('boom');
+      }),
+    /boom/,
+  );
+  assert.throws(
+    () =>
+      db.transaction((tx) => {
+        tx.insert(owners).values({ name: 'rolled back' }).run();
+        tx.rollback();
+      }),
+    TransactionRollbackError,
+  );
+  assert.throws(
+    () =>
+      db.transaction(async (tx) => {
+        tx.insert(owners).values({ name: 'async' }).run();
+      }),
+    /must be synchronous/,
+  );
   assert.deepEqual(names(), ['kept']);
 
   // A nested transaction is a savepoint: its failure undoes only its own writes.
   db.transaction((tx) => {
     tx.insert(owners).values({ name: 'outer' }).run();
-    assert.throws(() => tx.transaction((inner) => {
-      inner.insert(owners).values({ name: 'inner' }).run();
-      throw new Error('inner fails');
-    }), /inner fails/);
+    assert.throws(
+      () =>
+        tx.transaction((inner) => {
+          inner.insert(owners).values({ name: 'inner' }).run();
+          throw new Error('inner fails');
+        }),
+      /inner fails/,
+    );
   });
   assert.deepEqual(names(), ['kept', 'outer']);
   // The connection is usable again after each of those (no transaction left open).

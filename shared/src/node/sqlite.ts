@@ -72,7 +72,13 @@ class NodeSqlitePreparedQuery<T extends PreparedQueryConfig & { type: 'sync'; ru
   private readonly fields: SelectedFieldsOrdered | undefined;
   private readonly customResultMapper: RowMapper | undefined;
 
-  constructor(stmt: StatementSync, query: Query, fields: SelectedFieldsOrdered | undefined, executeMethod: SQLiteExecuteMethod, customResultMapper: RowMapper | undefined) {
+  constructor(
+    stmt: StatementSync,
+    query: Query,
+    fields: SelectedFieldsOrdered | undefined,
+    executeMethod: SQLiteExecuteMethod,
+    customResultMapper: RowMapper | undefined,
+  ) {
     super('sync', executeMethod, query);
     this.stmt = stmt;
     this.fields = fields;
@@ -155,7 +161,13 @@ class NodeSqliteSession<TFullSchema extends Record<string, unknown>, TSchema ext
     this.relational = relational;
   }
 
-  prepareQuery(query: Query, fields: SelectedFieldsOrdered | undefined, executeMethod: SQLiteExecuteMethod, _isResponseInArrayMode: boolean, customResultMapper?: RowMapper) {
+  prepareQuery(
+    query: Query,
+    fields: SelectedFieldsOrdered | undefined,
+    executeMethod: SQLiteExecuteMethod,
+    _isResponseInArrayMode: boolean,
+    customResultMapper?: RowMapper,
+  ) {
     return new NodeSqlitePreparedQuery(this.client.prepare(query.sql), query, fields, executeMethod, customResultMapper);
   }
 
@@ -238,4 +250,3 @@ export function openSqlite<TSchema extends Record<string, unknown>>(file: string
     throw error;
   }
 }
-

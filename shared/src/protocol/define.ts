@@ -96,8 +96,7 @@ export function defineClass<const Acts extends Record<string, ActionContract>>(d
 }
 
 /** An rpc operation that has no `action` key: the whole `args` is its input (auth, identify, query). */
-export interface OperationContract<A extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType>
-  extends ActionContract<A, R, false, null> {
+export interface OperationContract<A extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> extends ActionContract<A, R, false, null> {
   readonly namespace: 'rpc' | 'events';
   readonly name: string;
 }

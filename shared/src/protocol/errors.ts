@@ -61,11 +61,7 @@ export class HostadmError extends Error {
   /** What was done before the failure, under the success reply's keys (never code, message or errors). */
   readonly partial: Readonly<Record<string, unknown>>;
 
-  constructor(
-    code: ErrorCodeName,
-    message?: string,
-    options?: { fieldErrors?: FieldError[]; cause?: unknown; partial?: Record<string, unknown> },
-  ) {
+  constructor(code: ErrorCodeName, message?: string, options?: { fieldErrors?: FieldError[]; cause?: unknown; partial?: Record<string, unknown> }) {
     super(message ?? ERROR_MESSAGES[code], options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'HostadmError';
     this.code = code;
@@ -86,8 +82,7 @@ export class HostadmError extends Error {
   }
 }
 
-export const badRequest = (message: string, fieldErrors?: FieldError[]) =>
-  new HostadmError('BAD_REQUEST', message, fieldErrors ? { fieldErrors } : undefined);
+export const badRequest = (message: string, fieldErrors?: FieldError[]) => new HostadmError('BAD_REQUEST', message, fieldErrors ? { fieldErrors } : undefined);
 export const unauthorized = () => new HostadmError('UNAUTHORIZED');
 export const forbidden = (message = ERROR_MESSAGES.FORBIDDEN) => new HostadmError('FORBIDDEN', message);
 export const notFound = (message = ERROR_MESSAGES.NOT_FOUND) => new HostadmError('NOT_FOUND', message);

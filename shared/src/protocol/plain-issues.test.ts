@@ -11,16 +11,16 @@ const problems = (schema: z.ZodType, value: unknown) => {
 };
 
 test('zod issues read as plain words: what the field must be, and what was given', () => {
-  const schema = z.object({
-    name: z.string().min(1).max(32),
-    kind: z.enum(['a', 'b']),
-    count: z.number().int().min(1).max(10),
-    tags: z.array(z.string()).min(1),
-    when: z.string().regex(/^\d+$/),
-  }).strict();
-  const byField = Object.fromEntries(
-    problems(schema, { name: '', kind: 'c', count: 11, tags: 'x', when: 'soon', extra: 1 }).map((e) => [e.field, e.message]),
-  );
+  const schema = z
+    .object({
+      name: z.string().min(1).max(32),
+      kind: z.enum(['a', 'b']),
+      count: z.number().int().min(1).max(10),
+      tags: z.array(z.string()).min(1),
+      when: z.string().regex(/^\d+$/),
+    })
+    .strict();
+  const byField = Object.fromEntries(problems(schema, { name: '', kind: 'c', count: 11, tags: 'x', when: 'soon', extra: 1 }).map((e) => [e.field, e.message]));
   assert.deepEqual(byField, {
     name: 'must not be empty',
     kind: 'must be one of a, b (got "c")',

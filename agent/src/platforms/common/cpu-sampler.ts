@@ -76,4 +76,3 @@ export class CpuSampler {
     return busyBetween(start.ticks, next.ticks);
   }
 }
-

@@ -9,7 +9,17 @@ import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { FreebsdContext } from './index.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
 import type { DirEntry, FsPort, Identity, PathStat } from '../ports/fs.ts';
-import { CHAIN_FORMAT, ENTRY_FORMAT, parseChainStat, parseEntryStat, parseEntryStats, parsePrint0Names, parseRealpathSteps, toPathStat, type EntryStat } from './parse/fs.ts';
+import {
+  CHAIN_FORMAT,
+  ENTRY_FORMAT,
+  parseChainStat,
+  parseEntryStat,
+  parseEntryStats,
+  parsePrint0Names,
+  parseRealpathSteps,
+  toPathStat,
+  type EntryStat,
+} from './parse/fs.ts';
 import { ancestry, childPath, firstByName, pathsToStat } from '../common/fs-paths.ts';
 import { checkListing, FS_TIMEOUT_MS as TIMEOUT_MS, identityOf, MAX_LISTING_BYTES } from '../common/posix-fs.ts';
 
@@ -125,7 +135,10 @@ export function freebsdFs(ctx: FreebsdContext): FsPort {
       const names = found.truncated ? [] : parsePrint0Names(found.stdout);
       checkListing(dir, found, names.length, as);
       // Cut before asking for details, so a huge directory costs one find, not a stat per entry.
-      const { entries: kept, total } = firstByName(names.map((n): [string, null] => [n, null]), limit);
+      const { entries: kept, total } = firstByName(
+        names.map((n): [string, null] => [n, null]),
+        limit,
+      );
       const paths = [...kept.keys()].map((n) => childPath(dir, n));
       const details = await statEntries(run, paths);
       const links = paths.filter((p) => details.get(p)?.type === 'Symbolic Link');

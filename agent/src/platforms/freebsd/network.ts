@@ -54,7 +54,7 @@ export function parseIfconfig(output: string): IfconfigInterface[] {
       const maskAt = words.indexOf('netmask');
       const netmask = prefix !== undefined ? prefixToNetmask(Number(prefix)) : maskAt > 0 ? dottedNetmask(words[maskAt + 1] ?? '') : null;
       cur.inet.push({ address, netmask: netmask ?? '255.255.255.255' });
-    } else if (key === 'inet6' && words[1]) cur.inet6.push((words[1].split('/')[0] as string));
+    } else if (key === 'inet6' && words[1]) cur.inet6.push(words[1].split('/')[0] as string);
     else if (line.startsWith('media:')) cur.media = line.slice('media:'.length).trim();
     else if (line.startsWith('status:')) cur.status = line.slice('status:'.length).trim();
     else if (line.startsWith('groups:')) cur.groups = line.slice('groups:'.length).trim().split(/\s+/).filter(Boolean);

@@ -82,9 +82,12 @@ async function sysrcSet(runner: CommandRunner, tag: string, value: string): Prom
 async function readScripts(runner: CommandRunner): Promise<Script[]> {
   const found = await runner.run(['find', ...RC_DIRS, '-maxdepth', '1', '-type', 'f', '-perm', '-100'], QUICK);
   // /usr/local/etc/rc.d does not exist until a package installs a script; that alone is no error.
-  const onlyMissing = found.stderr.trim().split('\n').every((l) => l === '' || /No such file or directory/.test(l));
+  const onlyMissing = found.stderr
+    .trim()
+    .split('\n')
+    .every((l) => l === '' || /No such file or directory/.test(l));
   if (found.code !== 0 && !onlyMissing) throw commandFailed('find rc.d scripts', found);
-  const byDir = (p: string) => RC_DIRS.findIndex((d) => posix.dirname(p) === d);
+  const byDir = (p: string) => (RC_DIRS as readonly string[]).indexOf(posix.dirname(p));
   const paths = parsePaths(found.stdout).sort((a, b) => byDir(a) - byDir(b) || a.localeCompare(b));
   if (paths.length === 0) return [];
 

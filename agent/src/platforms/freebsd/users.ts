@@ -33,8 +33,7 @@ function fieldFlags(f: AccountFields): string[] {
 }
 
 export function freebsdUsers(ctx: FreebsdContext): UsersPort {
-  const run = (argv: string[], what: string, options: RunOptions = {}) =>
-    runOrHostError(ctx.runner, argv, what, { timeoutMs: TIMEOUT_MS, ...options });
+  const run = (argv: string[], what: string, options: RunOptions = {}) => runOrHostError(ctx.runner, argv, what, { timeoutMs: TIMEOUT_MS, ...options });
 
   return {
     async listUsers() {

@@ -10,7 +10,6 @@ import { FIND_FORMAT, parseFindRecords, parseStatRecords, STAT_FORMAT } from './
 import { ancestry, firstByName, pathsToStat } from '../common/fs-paths.ts';
 import { checkListing, FS_TIMEOUT_MS as TIMEOUT_MS, MAX_LISTING_BYTES, identityOf } from '../common/posix-fs.ts';
 
-
 /** One step alone (a link loop makes realpath fail for it, which would misalign the batch). */
 async function realpathOne(runner: CommandRunner, step: string): Promise<string | null> {
   const result = await runner.run(['realpath', '-m', '-z', '--', step], { timeoutMs: TIMEOUT_MS });

@@ -96,9 +96,7 @@ export function linuxNetwork(ctx: LinuxContext): NetworkPort {
       const links = await ipJson(ctx.runner, ['ip', '-j', '-d', 'link', 'show']);
       const addrs = await ipJson(ctx.runner, ['ip', '-j', 'addr', 'show']);
       const addrsOf = new Map(addrs.map((l) => [l.ifname, l.addr_info ?? []]));
-      return links
-        .filter((l) => IFNAME.test(l.ifname))
-        .map((l) => toDevice(l, addrsOf.get(l.ifname) ?? [], readSysfs(ctx.sysRoot, l.ifname)));
+      return links.filter((l) => IFNAME.test(l.ifname)).map((l) => toDevice(l, addrsOf.get(l.ifname) ?? [], readSysfs(ctx.sysRoot, l.ifname)));
     },
   };
 }

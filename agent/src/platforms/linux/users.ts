@@ -41,8 +41,7 @@ function isoDay(epochSeconds: number): string {
 }
 
 export function linuxUsers(ctx: LinuxContext): UsersPort {
-  const run = (argv: string[], what: string, options: RunOptions = {}) =>
-    runOrHostError(ctx.runner, argv, what, { timeoutMs: TIMEOUT_MS, ...options });
+  const run = (argv: string[], what: string, options: RunOptions = {}) => runOrHostError(ctx.runner, argv, what, { timeoutMs: TIMEOUT_MS, ...options });
 
   async function shadow(): Promise<Map<string, ShadowEntry>> {
     // Without read access to shadow (not root) accounts are still listed, without aging.
@@ -64,8 +63,7 @@ export function linuxUsers(ctx: LinuxContext): UsersPort {
     }
   }
 
-  const setPassword = (name: string, password: string) =>
-    run(['chpasswd'], `setting the password of ${name} failed`, { input: `${name}:${password}\n` });
+  const setPassword = (name: string, password: string) => run(['chpasswd'], `setting the password of ${name} failed`, { input: `${name}:${password}\n` });
 
   return {
     async listUsers(): Promise<UserAccount[]> {
@@ -99,7 +97,15 @@ export function linuxUsers(ctx: LinuxContext): UsersPort {
         },
         { run: () => setPassword(user.name, user.password) },
         ...(user.change !== undefined
-          ? [{ run: () => run(['chage', ...chageArgsFor(seconds(user.change as string), Date.now()), '--', user.name], `setting the password change time of ${user.name} failed`) }]
+          ? [
+              {
+                run: () =>
+                  run(
+                    ['chage', ...chageArgsFor(seconds(user.change as string), Date.now()), '--', user.name],
+                    `setting the password change time of ${user.name} failed`,
+                  ),
+              },
+            ]
           : []),
       ]);
     },

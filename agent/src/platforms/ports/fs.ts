@@ -32,10 +32,7 @@ export interface Identity {
   gids: readonly number[];
 }
 
-export type DirEntry =
-  | { kind: 'dir' }
-  | { kind: 'symlink'; target: string }
-  | { kind: 'file'; owner: string; group: string; size: number };
+export type DirEntry = { kind: 'dir' } | { kind: 'symlink'; target: string } | { kind: 'file'; owner: string; group: string; size: number };
 
 export interface DirListing {
   /** At most `limit` entries: the first ones by name (code-unit order). `.` and `..` never appear. */

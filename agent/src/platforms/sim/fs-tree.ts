@@ -18,8 +18,7 @@ type Children = Record<string, SimFsNode>;
 const dir = (mode: number, children: Children = {}, uid = 0, gid = 0): SimFsNode => ({ type: 'dir', uid, gid, mode, children });
 const file = (size: number, mode = 0o644, uid = 0, gid = 0): SimFsNode => ({ type: 'file', uid, gid, mode, size });
 const link = (target: string): SimFsNode => ({ type: 'link', uid: 0, gid: 0, target });
-const binaries = (names: Record<string, number>): Children =>
-  Object.fromEntries(Object.entries(names).map(([n, size]) => [n, file(size, 0o555)]));
+const binaries = (names: Record<string, number>): Children => Object.fromEntries(Object.entries(names).map(([n, size]) => [n, file(size, 0o555)]));
 
 /** The dot files `adduser` copies from /usr/share/skel. */
 function skel(uid: number, gid: number): Children {
@@ -94,12 +93,7 @@ export function seedFs(): SimFs {
       1001,
       1001,
     ),
-    operator: dir(
-      0o755,
-      { ...skel(2, 5), 'backup.log': file(48213, 0o644, 2, 5), scripts: dir(0o750, { 'rotate.sh': file(734, 0o750, 2, 5) }, 2, 5) },
-      2,
-      5,
-    ),
+    operator: dir(0o755, { ...skel(2, 5), 'backup.log': file(48213, 0o644, 2, 5), scripts: dir(0o750, { 'rotate.sh': file(734, 0o750, 2, 5) }, 2, 5) }, 2, 5),
   });
   const root = dir(0o755, {
     '.cshrc': file(1011),
@@ -108,8 +102,23 @@ export function seedFs(): SimFs {
     bin: dir(
       0o755,
       binaries({
-        cat: 12336, chmod: 13392, cp: 29008, csh: 425472, date: 25552, df: 21792, echo: 5928, ls: 40368, mkdir: 9840,
-        mv: 17136, ps: 46704, pwd: 7264, rm: 20464, sh: 166648, sleep: 7632, test: 12728, '[': 12728,
+        cat: 12336,
+        chmod: 13392,
+        cp: 29008,
+        csh: 425472,
+        date: 25552,
+        df: 21792,
+        echo: 5928,
+        ls: 40368,
+        mkdir: 9840,
+        mv: 17136,
+        ps: 46704,
+        pwd: 7264,
+        rm: 20464,
+        sh: 166648,
+        sleep: 7632,
+        test: 12728,
+        '[': 12728,
       }),
     ),
     boot: dir(0o755, {

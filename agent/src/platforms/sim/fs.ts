@@ -72,7 +72,9 @@ export function simFs(ctx: SimContext): FsPort {
       const state = ctx.accounts.get();
       const account = Object.hasOwn(state.accounts, user) ? state.accounts[user] : undefined;
       if (!account) return null;
-      const secondary = Object.values(state.groups).filter((g) => g.members.includes(user)).map((g) => g.gid);
+      const secondary = Object.values(state.groups)
+        .filter((g) => g.members.includes(user))
+        .map((g) => g.gid);
       return { uid: account.uid, gids: [...new Set([account.gid, ...secondary])] };
     },
 
@@ -80,7 +82,7 @@ export function simFs(ctx: SimContext): FsPort {
     async list(dir, limit) {
       const root = tree.get().root;
       const found = lookup(root, dir, true);
-      if (!found || found.node.type !== 'dir') throw new Error(`sim fs: ${dir} is not a directory`);
+      if (found?.node.type !== 'dir') throw new Error(`sim fs: ${dir} is not a directory`);
       const entries: Array<[string, DirEntry]> = Object.entries(found.node.children).map(([name, node]) => {
         if (node.type === 'dir') return [name, { kind: 'dir' }];
         if (node.type === 'link') {

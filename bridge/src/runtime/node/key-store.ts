@@ -44,12 +44,21 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async find(ref: string): Promise<KeyRecord | null> {
-    const row = this.db.select().from(bridgeKeys).where(or(eq(bridgeKeys.id, ref), eq(bridgeKeys.md5Key, ref))).get();
+    const row = this.db
+      .select()
+      .from(bridgeKeys)
+      .where(or(eq(bridgeKeys.id, ref), eq(bridgeKeys.md5Key, ref)))
+      .get();
     return row ? keyRecordOf(row) : null;
   }
 
   async listActive(kind: PeerKind): Promise<KeyRecord[]> {
-    return this.db.select().from(bridgeKeys).where(and(eq(bridgeKeys.kind, kind), isNull(bridgeKeys.revokedAt))).all().map(keyRecordOf);
+    return this.db
+      .select()
+      .from(bridgeKeys)
+      .where(and(eq(bridgeKeys.kind, kind), isNull(bridgeKeys.revokedAt)))
+      .all()
+      .map(keyRecordOf);
   }
 
   async list(): Promise<KeyRecord[]> {
@@ -67,9 +76,15 @@ export class SqliteKeyStore implements KeyStore {
         return { ok: false, reason: 'nickname-taken' };
       }
       // An expired token is refused by its signature check already, so its jti need not be kept.
-      tx.delete(usedJoinTokens).where(lt(usedJoinTokens.expiresAt, new Date(now))).run();
-      tx.insert(usedJoinTokens).values({ jti: token.jti, usedAt: new Date(now), expiresAt: new Date(token.expiresAt), keyId: key.id }).run();
-      tx.insert(bridgeKeys).values({ ...key, createdAt: new Date(key.createdAt) }).run();
+      tx.delete(usedJoinTokens)
+        .where(lt(usedJoinTokens.expiresAt, new Date(now)))
+        .run();
+      tx.insert(usedJoinTokens)
+        .values({ jti: token.jti, usedAt: new Date(now), expiresAt: new Date(token.expiresAt), keyId: key.id })
+        .run();
+      tx.insert(bridgeKeys)
+        .values({ ...key, createdAt: new Date(key.createdAt) })
+        .run();
       return { ok: true, key: { ...key, lastSeenAt: null, revokedAt: null } };
     });
   }
@@ -77,18 +92,30 @@ export class SqliteKeyStore implements KeyStore {
   async revoke(ref: string, now: number): Promise<KeyRecord | null> {
     return this.db.transaction((tx) => {
       const where = or(eq(bridgeKeys.id, ref), eq(bridgeKeys.md5Key, ref));
-      tx.update(bridgeKeys).set({ revokedAt: new Date(now) }).where(and(where, isNull(bridgeKeys.revokedAt))).run();
+      tx.update(bridgeKeys)
+        .set({ revokedAt: new Date(now) })
+        .where(and(where, isNull(bridgeKeys.revokedAt)))
+        .run();
       const row = tx.select().from(bridgeKeys).where(where).get();
       return row ? keyRecordOf(row) : null;
     });
   }
 
   async revokedSince(since: number): Promise<KeyRecord[]> {
-    return this.db.select().from(bridgeKeys).where(gte(bridgeKeys.revokedAt, new Date(since))).all().map(keyRecordOf);
+    return this.db
+      .select()
+      .from(bridgeKeys)
+      .where(gte(bridgeKeys.revokedAt, new Date(since)))
+      .all()
+      .map(keyRecordOf);
   }
 
   async touch(keyId: string, now: number): Promise<void> {
-    this.db.update(bridgeKeys).set({ lastSeenAt: new Date(now) }).where(eq(bridgeKeys.id, keyId)).run();
+    this.db
+      .update(bridgeKeys)
+      .set({ lastSeenAt: new Date(now) })
+      .where(eq(bridgeKeys.id, keyId))
+      .run();
   }
 
   async isBlocked(address: string, now: number): Promise<boolean> {
@@ -103,7 +130,9 @@ export class SqliteKeyStore implements KeyStore {
     const windowStart = new Date(now - rule.windowMs);
     return this.db.transaction((tx) => {
       tx.delete(authFailures).where(lt(authFailures.at, windowStart)).run();
-      tx.insert(authFailures).values({ address, at: new Date(now) }).run();
+      tx.insert(authFailures)
+        .values({ address, at: new Date(now) })
+        .run();
       const recent = tx
         .select({ id: authFailures.id })
         .from(authFailures)
@@ -126,15 +155,27 @@ export class SqliteKeyStore implements KeyStore {
     return this.db.transaction((tx) => ({
       usedJoinTokens: tx
         .delete(usedJoinTokens)
-        .where(inArray(usedJoinTokens.jti, tx.select({ jti: usedJoinTokens.jti }).from(usedJoinTokens).where(where.usedJoinTokens).orderBy(asc(usedJoinTokens.expiresAt)).limit(limit)))
+        .where(
+          inArray(
+            usedJoinTokens.jti,
+            tx.select({ jti: usedJoinTokens.jti }).from(usedJoinTokens).where(where.usedJoinTokens).orderBy(asc(usedJoinTokens.expiresAt)).limit(limit),
+          ),
+        )
         .run().changes,
       blacklist: tx
         .delete(blacklist)
-        .where(inArray(blacklist.address, tx.select({ address: blacklist.address }).from(blacklist).where(where.blacklist).orderBy(asc(blacklist.until)).limit(limit)))
+        .where(
+          inArray(
+            blacklist.address,
+            tx.select({ address: blacklist.address }).from(blacklist).where(where.blacklist).orderBy(asc(blacklist.until)).limit(limit),
+          ),
+        )
         .run().changes,
       authFailures: tx
         .delete(authFailures)
-        .where(inArray(authFailures.id, tx.select({ id: authFailures.id }).from(authFailures).where(where.authFailures).orderBy(asc(authFailures.at)).limit(limit)))
+        .where(
+          inArray(authFailures.id, tx.select({ id: authFailures.id }).from(authFailures).where(where.authFailures).orderBy(asc(authFailures.at)).limit(limit)),
+        )
         .run().changes,
     }));
   }

@@ -95,10 +95,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   writeFileSync(urlFile, `${localUrl}\n`, { mode: 0o600 });
 
   const interval = options.sweepIntervalMs ?? 1000;
-  const sweeper =
-    interval > 0
-      ? setInterval(() => relay.sweep().catch((err: unknown) => logger.error({ err }, 'relay sweep failed')), interval)
-      : null;
+  const sweeper = interval > 0 ? setInterval(() => relay.sweep().catch((err: unknown) => logger.error({ err }, 'relay sweep failed')), interval) : null;
   sweeper?.unref();
   releaseStartupHeap();
   logger.info({ url, dataDir: options.dataDir }, 'bridge listening');

@@ -24,12 +24,22 @@ export class D1KeyStore implements KeyStore {
   }
 
   async find(ref: string): Promise<KeyRecord | null> {
-    const row = await this.db.select().from(bridgeKeys).where(or(eq(bridgeKeys.id, ref), eq(bridgeKeys.md5Key, ref))).get();
+    const row = await this.db
+      .select()
+      .from(bridgeKeys)
+      .where(or(eq(bridgeKeys.id, ref), eq(bridgeKeys.md5Key, ref)))
+      .get();
     return row ? keyRecordOf(row) : null;
   }
 
   async listActive(kind: PeerKind): Promise<KeyRecord[]> {
-    return (await this.db.select().from(bridgeKeys).where(and(eq(bridgeKeys.kind, kind), isNull(bridgeKeys.revokedAt))).all()).map(keyRecordOf);
+    return (
+      await this.db
+        .select()
+        .from(bridgeKeys)
+        .where(and(eq(bridgeKeys.kind, kind), isNull(bridgeKeys.revokedAt)))
+        .all()
+    ).map(keyRecordOf);
   }
 
   async list(): Promise<KeyRecord[]> {
@@ -44,7 +54,11 @@ export class D1KeyStore implements KeyStore {
     // Checked before the batch, in the Node store's order (a spent token says nothing about names):
     // D1 batches cannot branch. Two enrollments of one nickname in the same instant could both pass;
     // the hub serializes its own calls, so only two hubs racing could.
-    if (key.kind === 'agent' && key.nickname !== '' && (await this.db.select({ id: bridgeKeys.id }).from(bridgeKeys).where(liveAgentNamed(key.nickname)).get())) {
+    if (
+      key.kind === 'agent' &&
+      key.nickname !== '' &&
+      (await this.db.select({ id: bridgeKeys.id }).from(bridgeKeys).where(liveAgentNamed(key.nickname)).get())
+    ) {
       const refusal = await this.refusalOf(token, key);
       return { ok: false, reason: refusal ?? 'nickname-taken' };
     }
@@ -74,7 +88,10 @@ export class D1KeyStore implements KeyStore {
   async revoke(ref: string, now: number): Promise<KeyRecord | null> {
     const where = or(eq(bridgeKeys.id, ref), eq(bridgeKeys.md5Key, ref));
     const [, rows] = await this.db.batch([
-      this.db.update(bridgeKeys).set({ revokedAt: new Date(now) }).where(and(where, isNull(bridgeKeys.revokedAt))),
+      this.db
+        .update(bridgeKeys)
+        .set({ revokedAt: new Date(now) })
+        .where(and(where, isNull(bridgeKeys.revokedAt))),
       this.db.select().from(bridgeKeys).where(where),
     ]);
     const row = rows[0];
@@ -82,11 +99,21 @@ export class D1KeyStore implements KeyStore {
   }
 
   async revokedSince(since: number): Promise<KeyRecord[]> {
-    return (await this.db.select().from(bridgeKeys).where(gte(bridgeKeys.revokedAt, new Date(since))).all()).map(keyRecordOf);
+    return (
+      await this.db
+        .select()
+        .from(bridgeKeys)
+        .where(gte(bridgeKeys.revokedAt, new Date(since)))
+        .all()
+    ).map(keyRecordOf);
   }
 
   async touch(keyId: string, now: number): Promise<void> {
-    await this.db.update(bridgeKeys).set({ lastSeenAt: new Date(now) }).where(eq(bridgeKeys.id, keyId)).run();
+    await this.db
+      .update(bridgeKeys)
+      .set({ lastSeenAt: new Date(now) })
+      .where(eq(bridgeKeys.id, keyId))
+      .run();
   }
 
   async isBlocked(address: string, now: number): Promise<boolean> {
@@ -129,13 +156,25 @@ export class D1KeyStore implements KeyStore {
     const [tokens, blocks, failures] = await db.batch([
       db
         .delete(usedJoinTokens)
-        .where(inArray(usedJoinTokens.jti, db.select({ jti: usedJoinTokens.jti }).from(usedJoinTokens).where(where.usedJoinTokens).orderBy(asc(usedJoinTokens.expiresAt)).limit(limit))),
+        .where(
+          inArray(
+            usedJoinTokens.jti,
+            db.select({ jti: usedJoinTokens.jti }).from(usedJoinTokens).where(where.usedJoinTokens).orderBy(asc(usedJoinTokens.expiresAt)).limit(limit),
+          ),
+        ),
       db
         .delete(blacklist)
-        .where(inArray(blacklist.address, db.select({ address: blacklist.address }).from(blacklist).where(where.blacklist).orderBy(asc(blacklist.until)).limit(limit))),
+        .where(
+          inArray(
+            blacklist.address,
+            db.select({ address: blacklist.address }).from(blacklist).where(where.blacklist).orderBy(asc(blacklist.until)).limit(limit),
+          ),
+        ),
       db
         .delete(authFailures)
-        .where(inArray(authFailures.id, db.select({ id: authFailures.id }).from(authFailures).where(where.authFailures).orderBy(asc(authFailures.at)).limit(limit))),
+        .where(
+          inArray(authFailures.id, db.select({ id: authFailures.id }).from(authFailures).where(where.authFailures).orderBy(asc(authFailures.at)).limit(limit)),
+        ),
     ]);
     return { usedJoinTokens: tokens.meta.changes, blacklist: blocks.meta.changes, authFailures: failures.meta.changes };
   }

@@ -30,7 +30,11 @@ function newKey(overrides: Partial<NewKey> = {}): NewKey {
 const token = (expiresAt = Date.now() + 600_000) => ({ jti: crypto.randomUUID(), expiresAt });
 
 async function rows(sql: string, ...params: unknown[]): Promise<Record<string, unknown>[]> {
-  return (await env.DB.prepare(sql).bind(...params).all()).results;
+  return (
+    await env.DB.prepare(sql)
+      .bind(...params)
+      .all()
+  ).results;
 }
 
 describe('D1 migrations', () => {
@@ -39,7 +43,14 @@ describe('D1 migrations', () => {
       .map((r) => `${r.type}:${r.name}`)
       .sort();
     for (const table of ['auth_failures', 'blacklist', 'bridge_keys', 'used_join_tokens']) expect(names).toContain(`table:${table}`);
-    for (const index of ['auth_failures_address_at', 'auth_failures_at', 'blacklist_until', 'bridge_keys_md5', 'bridge_keys_revoked_at', 'used_join_tokens_expires_at']) {
+    for (const index of [
+      'auth_failures_address_at',
+      'auth_failures_at',
+      'blacklist_until',
+      'bridge_keys_md5',
+      'bridge_keys_revoked_at',
+      'used_join_tokens_expires_at',
+    ]) {
       expect(names).toContain(`index:${index}`);
     }
     const columns = (await rows("SELECT name FROM pragma_table_info('bridge_keys')")).map((r) => r.name);

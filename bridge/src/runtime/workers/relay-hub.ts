@@ -179,7 +179,9 @@ export class RelayHub extends DurableObject<BridgeEnv> {
 
   private accept(address: string): Response {
     if ((this.env.JOIN_SECRET ?? '').length < MIN_SECRET_LENGTH || (this.env.ADMIN_SECRET ?? '').length < MIN_SECRET_LENGTH) {
-      return new Response(`bridge misconfigured: set JOIN_SECRET and ADMIN_SECRET (≥ ${MIN_SECRET_LENGTH} characters) with wrangler secret put\n`, { status: 500 });
+      return new Response(`bridge misconfigured: set JOIN_SECRET and ADMIN_SECRET (≥ ${MIN_SECRET_LENGTH} characters) with wrangler secret put\n`, {
+        status: 500,
+      });
     }
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];

@@ -164,7 +164,11 @@ describe('RelayHub', () => {
     const p = await matchedPair(hub);
     const keys = await hubJson<{ keys: Array<{ key_id: string; md5_key: string }> }>(hub, '/admin/keys', { headers: adminHeaders() });
     const clientKeyId = keys.keys.find((k) => k.md5_key === p.clientKey.md5)!.key_id;
-    const refused = await hubFetch(hub, '/admin/revoke', { method: 'POST', headers: { ...adminHeaders(), Authorization: 'Bearer wrong' }, body: JSON.stringify({ key: clientKeyId }) });
+    const refused = await hubFetch(hub, '/admin/revoke', {
+      method: 'POST',
+      headers: { ...adminHeaders(), Authorization: 'Bearer wrong' },
+      body: JSON.stringify({ key: clientKeyId }),
+    });
     expect(refused.status).toBe(401);
     // Read every body: an unread one keeps the request in flight, and eviction waits for it.
     await refused.text();
@@ -178,7 +182,7 @@ describe('RelayHub', () => {
     p.agent.close();
   });
 
-  it('a revocation written to D1 behind the hub\'s back reaches peers of a hub that sleeps between alarms', async () => {
+  it("a revocation written to D1 behind the hub's back reaches peers of a hub that sleeps between alarms", async () => {
     const hub = newHub('revoke-d1');
     await alarmsOn(hub);
     const p = await matchedPair(hub);
@@ -227,7 +231,10 @@ describe('RelayHub store retention', () => {
     /** `n` failures already out of the hub's counting window (600 s). */
     const addOld = async (n: number) => {
       const { now } = await hubJson<{ now: number }>(hub, '/__test/now');
-      for (let i = 0; i < n; i++) await env.DB.prepare('INSERT INTO auth_failures (address, at) VALUES (?, ?)').bind(`192.0.2.${i}`, now - 601_000).run();
+      for (let i = 0; i < n; i++)
+        await env.DB.prepare('INSERT INTO auth_failures (address, at) VALUES (?, ?)')
+          .bind(`192.0.2.${i}`, now - 601_000)
+          .run();
     };
     const sweep = () => hubJson(hub, '/__test/sweep', { method: 'POST' });
 

@@ -29,7 +29,10 @@ function parseTtl(value: string): number {
 /** The agent's store in `dataDir`, refusing a directory that holds no agent (a typo must not create one). */
 async function openAgentKeys(dataDir: string) {
   if (!existsSync(join(dataDir, 'agent.db'))) {
-    throw usageError(`no agent database in ${dataDir}`, 'give the agent\'s --data directory (default /var/db/hostadm); run this on the host, as the agent\'s user');
+    throw usageError(
+      `no agent database in ${dataDir}`,
+      "give the agent's --data directory (default /var/db/hostadm); run this on the host, as the agent's user",
+    );
   }
   const [{ openStore }, { KeyRegistry }] = await Promise.all([import('@hostadm/agent/store/db.ts'), import('@hostadm/agent/server/keys.ts')]);
   const store = openStore(dataDir);
@@ -92,7 +95,11 @@ export function agentKeysCommand(): Command {
           const rows = registry.authorizations().map((a) => ({ md5_key: a.md5Key, user: a.user, expires_at: a.expiresAt.toISOString() }));
           if (opts.json) printJson(rows);
           else if (rows.length === 0) process.stdout.write('no pending authorizations\n');
-          else await printTable(['MD5_KEY', 'USER', 'EXPIRES'], rows.map((r) => [r.md5_key, r.user, r.expires_at]));
+          else
+            await printTable(
+              ['MD5_KEY', 'USER', 'EXPIRES'],
+              rows.map((r) => [r.md5_key, r.user, r.expires_at]),
+            );
         } finally {
           store.close();
         }

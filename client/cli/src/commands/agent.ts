@@ -25,11 +25,17 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
   // The default data directory is a system one; a user who did not choose it gets told, not EACCES.
   const dataDir = opts.data ?? DEFAULT_AGENT_DATA;
   if (opts.data === undefined && process.getuid?.() !== 0) {
-    process.stderr.write(`hostadm: the default data directory ${DEFAULT_AGENT_DATA} is for an agent run as root; give --data DIR (for example --data ~/.hostadm/agent)\n`);
+    process.stderr.write(
+      `hostadm: the default data directory ${DEFAULT_AGENT_DATA} is for an agent run as root; give --data DIR (for example --data ~/.hostadm/agent)\n`,
+    );
     process.exit(2);
   }
   try {
-    opts.simPassword = readSecret({ flag: ['--sim-password', opts.simPassword], file: ['--sim-password-file', opts.simPasswordFile], env: 'HOSTADM_SIM_PASSWORD' });
+    opts.simPassword = readSecret({
+      flag: ['--sim-password', opts.simPassword],
+      file: ['--sim-password-file', opts.simPasswordFile],
+      env: 'HOSTADM_SIM_PASSWORD',
+    });
     opts.join = readSecret({ flag: ['--join', opts.join], file: ['--join-file', opts.joinFile], env: 'HOSTADM_JOIN_TOKEN' });
   } catch (err) {
     process.exitCode = reportError(err);
@@ -61,7 +67,11 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
       simHostCommands: opts.simHostCommands,
       adminGroup: opts.adminGroup,
       tls: opts.tlsCert && opts.tlsKey ? { certFile: opts.tlsCert, keyFile: opts.tlsKey } : undefined,
-      config: { tokenTtlSeconds: opts.tokenTtl, allowPasswordAuth: opts.passwordAuth, audit: { maxAgeDays: opts.auditRetentionDays, maxRows: opts.auditMaxRows } },
+      config: {
+        tokenTtlSeconds: opts.tokenTtl,
+        allowPasswordAuth: opts.passwordAuth,
+        audit: { maxAgeDays: opts.auditRetentionDays, maxRows: opts.auditMaxRows },
+      },
       dispatcher: {
         noQueueConcurrency: opts.maxParallelJobs,
         retentionSeconds: opts.jobRetention,

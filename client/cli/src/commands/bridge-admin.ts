@@ -85,7 +85,10 @@ export function bridgeBase(url: string): string {
   parsed.protocol = scheme;
   parsed.search = '';
   parsed.hash = '';
-  return parsed.toString().replace(/\/relay\/?$/, '').replace(/\/+$/, '');
+  return parsed
+    .toString()
+    .replace(/\/relay\/?$/, '')
+    .replace(/\/+$/, '');
 }
 
 async function resolveRemote(opts: RemoteOptions): Promise<Remote> {
@@ -159,9 +162,7 @@ async function call<T>(remote: Remote, method: 'GET' | 'POST', path: string, bod
   throw new CliError(res.status >= 500 ? EXIT.host : EXIT.refused, `${res.status}: ${error}`);
 }
 
-export async function remoteToken(
-  opts: RemoteOptions & { kind: 'agent' | 'client'; nickname?: string; ttl: number },
-): Promise<void> {
+export async function remoteToken(opts: RemoteOptions & { kind: 'agent' | 'client'; nickname?: string; ttl: number }): Promise<void> {
   await checkNickname(opts.nickname);
   const remote = await resolveRemote(opts);
   const { NICKNAME_PATTERN } = await import('@hostadm/bridge/admin-routes.ts');

@@ -37,7 +37,7 @@ interface TokenOptions extends AdminOptions {
   ttl: number;
 }
 
-const URL_HELP = 'the bridge\'s address (https://HOST[:PORT]): use its admin API instead of --data';
+const URL_HELP = "the bridge's address (https://HOST[:PORT]): use its admin API instead of --data";
 const SECRET_FILE_HELP = 'with --url: file holding the admin secret (default: env HOSTADM_BRIDGE_ADMIN_SECRET, else <data>/admin-secret)';
 
 export function bridgeCommand(): Command {
@@ -57,7 +57,7 @@ export function bridgeCommand(): Command {
   bridge
     .command('token')
     .description('Print a one-time join token (JWT) that enrolls one agent or client key')
-    .option('--data <dir>', 'the bridge\'s data directory (its join-secret signs the token)', DEFAULT_DATA)
+    .option('--data <dir>', "the bridge's data directory (its join-secret signs the token)", DEFAULT_DATA)
     .addOption(new Option('--kind <kind>', 'what the token enrolls').choices(['agent', 'client']).makeOptionMandatory())
     .option('--nickname <name>', 'name recorded for the key and shown to matched peers')
     .option('--ttl <duration>', 'validity: seconds, or with s/m/h/d (3600, 90m, 1h, 2d)', parseDuration, 3600)
@@ -84,7 +84,7 @@ export function bridgeCommand(): Command {
   keys
     .command('list')
     .description('List registered keys (revoked ones included, marked)')
-    .option('--data <dir>', 'the bridge\'s data directory', DEFAULT_DATA)
+    .option('--data <dir>', "the bridge's data directory", DEFAULT_DATA)
     .option('--json', 'print JSON')
     .option('--url <url>', URL_HELP)
     .option('--admin-secret-file <file>', SECRET_FILE_HELP)
@@ -94,7 +94,11 @@ export function bridgeCommand(): Command {
       const store = await openStore(opts.data);
       try {
         const { keyJson } = await import('@hostadm/bridge/admin-routes.ts');
-        await printKeys((await store.list()).map((k) => keyRow(keyJson(k))), opts.json, 'hostadm bridge token');
+        await printKeys(
+          (await store.list()).map((k) => keyRow(keyJson(k))),
+          opts.json,
+          'hostadm bridge token',
+        );
       } finally {
         store.close();
       }
@@ -103,7 +107,7 @@ export function bridgeCommand(): Command {
     .command('revoke')
     .description('Revoke a key: it can no longer sign in, and a running bridge cuts its connections off')
     .argument('<key>', 'key id or md5_key (from `hostadm bridge keys list`)')
-    .option('--data <dir>', 'the bridge\'s data directory', DEFAULT_DATA)
+    .option('--data <dir>', "the bridge's data directory", DEFAULT_DATA)
     .option('--url <url>', `${URL_HELP} (without it: revoke in --data, then tell the bridge in <data>/bridge.url)`)
     .option('--admin-secret-file <file>', SECRET_FILE_HELP)
     .action(async (ref: string, opts: AdminOptions) => {
@@ -135,12 +139,12 @@ async function serve(opts: ServeOptions): Promise<void> {
     throw err;
   });
   process.stdout.write(
-    [
+    `${[
       `hostadm bridge listening on ${bridge.url}`,
       `  Health: ${bridge.httpUrl}/healthz   Metrics: ${bridge.httpUrl}/metrics`,
       `  Enroll a peer:  hostadm bridge token --data ${opts.data} --kind agent|client`,
       '  Stop with Ctrl-C.',
-    ].join('\n') + '\n',
+    ].join('\n')}\n`,
   );
   const stop = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
@@ -165,7 +169,7 @@ async function revoke(ref: string, opts: { data: string }): Promise<void> {
   const { existsSync, readFileSync } = await import('node:fs');
   const { join } = await import('node:path');
   const store = await openStore(opts.data);
-  let key;
+  let key: Awaited<ReturnType<typeof store.revoke>>;
   try {
     key = await store.revoke(ref, Date.now());
   } finally {
@@ -183,7 +187,10 @@ async function revoke(ref: string, opts: { data: string }): Promise<void> {
     process.stdout.write('no running bridge known (no bridge.url): a bridge started later refuses the key\n');
     return;
   }
-  const url = `${base.replace(/^ws/, 'http').replace(/\/relay\/?$/, '').replace(/\/+$/, '')}/admin/revoke`;
+  const url = `${base
+    .replace(/^ws/, 'http')
+    .replace(/\/relay\/?$/, '')
+    .replace(/\/+$/, '')}/admin/revoke`;
   try {
     const res = await fetch(url, {
       method: 'POST',
@@ -195,9 +202,7 @@ async function revoke(ref: string, opts: { data: string }): Promise<void> {
     const body = (await res.json()) as { disconnected: number };
     process.stdout.write(`bridge at ${base} cut off ${body.disconnected} connection(s)\n`);
   } catch (err) {
-    process.stderr.write(
-      `warning: could not tell the bridge at ${base} (${(err as Error).message}); a running bridge re-reads revocations every 5 s\n`,
-    );
+    process.stderr.write(`warning: could not tell the bridge at ${base} (${(err as Error).message}); a running bridge re-reads revocations every 5 s\n`);
   }
 }
 
@@ -214,7 +219,8 @@ async function openStore(dataDir: string) {
 
 function parseCount(text: string): number {
   const n = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`expected a whole number of at least 1, not ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < 1)
+    throw new InvalidArgumentError(`expected a whole number of at least 1, not ${JSON.stringify(text)}`);
   return n;
 }
 

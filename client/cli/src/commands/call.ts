@@ -4,7 +4,17 @@
  * progress on stderr and print `{ack, jobs: {<id>: <completion event>}}`; `--no-wait` prints the job ids.
  */
 import type { ConnectionOptions } from '../client-commands.ts';
-import { classNames, isClass, isOperation, isQueued, loadClass, loadClasses, loadOperation, resolveAction, rpcOperationNames } from '../../../sdk/src/contracts.ts';
+import {
+  classNames,
+  isClass,
+  isOperation,
+  isQueued,
+  loadClass,
+  loadClasses,
+  loadOperation,
+  resolveAction,
+  rpcOperationNames,
+} from '../../../sdk/src/contracts.ts';
 import { HostadmRequestError } from '../../../sdk/src/errors.ts';
 import { check, summarize } from '../../../sdk/src/validate.ts';
 import type { QueuedJob } from '../../../sdk/src/types.ts';
@@ -42,7 +52,8 @@ function parseTarget(target: string): Parsed {
   }
   const ns = target.slice(0, slash);
   const name = target.slice(slash + 1);
-  if (ns !== 'admin' && ns !== 'rpc') throw usageError(`unknown namespace ${ns} in ${target}${didYouMean(ns, ['admin', 'rpc'])}: use admin/<class> or rpc/<name> (events: hostadm events)`);
+  if (ns !== 'admin' && ns !== 'rpc')
+    throw usageError(`unknown namespace ${ns} in ${target}${didYouMean(ns, ['admin', 'rpc'])}: use admin/<class> or rpc/<name> (events: hostadm events)`);
   return { namespace: ns, name };
 }
 
@@ -54,12 +65,18 @@ function unknownClass(target: string): Error {
   const rpc = [...classNames('rpc'), ...callableRpcOperations()];
   // Suggestions as they can be written: bare names work for every class but rpc/settings (admin/settings wins).
   const near = didYouMean(name, [...admin, ...rpc.filter((n) => !admin.includes(n))]);
-  return usageError(`unknown class ${target}${near}`, `classes: ${admin.join(', ')}\nrpc: ${rpc.map((n) => `rpc/${n}`).join(', ')}\nhostadm call --help lists them with descriptions`);
+  return usageError(
+    `unknown class ${target}${near}`,
+    `classes: ${admin.join(', ')}\nrpc: ${rpc.map((n) => `rpc/${n}`).join(', ')}\nhostadm call --help lists them with descriptions`,
+  );
 }
 
 function unknownAction(cls: string, contract: ClassContract, action: string): Error {
   const names = Object.keys(contract.actions).sort();
-  return usageError(`${cls} has no action ${action}${didYouMean(action, [...names, ...Object.keys(contract.actionAliases)])}`, `actions: ${names.join(', ')}\nhostadm call ${cls} --help describes them`);
+  return usageError(
+    `${cls} has no action ${action}${didYouMean(action, [...names, ...Object.keys(contract.actionAliases)])}`,
+    `actions: ${names.join(', ')}\nhostadm call ${cls} --help describes them`,
+  );
 }
 
 export async function runCall(cls: string | undefined, action: string | undefined, rest: string[], opts: CallOptions): Promise<void> {
@@ -67,7 +84,11 @@ export async function runCall(cls: string | undefined, action: string | undefine
     if (!cls) {
       if (opts.help) {
         const [admin, rpc, scope] = await Promise.all([loadClasses('admin'), loadClasses('rpc'), helpScope(opts)]);
-        const ops = await Promise.all(rpcOperationNames().filter((n) => n === 'identify' || n === 'query').map(async (n) => (await loadOperation('rpc', n))!));
+        const ops = await Promise.all(
+          rpcOperationNames()
+            .filter((n) => n === 'identify' || n === 'query')
+            .map(async (n) => (await loadOperation('rpc', n))!),
+        );
         process.stdout.write(overviewHelp(admin, rpc, ops, scope));
         return EXIT.ok;
       }
@@ -85,7 +106,13 @@ export async function runCall(cls: string | undefined, action: string | undefine
       if (target.name.startsWith('auth')) throw usageError(`rpc/${target.name} is how hostadm signs in; use hostadm login / logout`);
       const args = parseActionArgs(action === undefined ? rest : [action, ...rest], opts.json);
       const problems = check(op.args, args);
-      if (problems.length > 0) throw new HostadmRequestError(400, `invalid arguments for rpc/${target.name}: ${summarize(problems)}`, { namespace: 'rpc', name: target.name }, { fieldErrors: problems, local: true });
+      if (problems.length > 0)
+        throw new HostadmRequestError(
+          400,
+          `invalid arguments for rpc/${target.name}: ${summarize(problems)}`,
+          { namespace: 'rpc', name: target.name },
+          { fieldErrors: problems, local: true },
+        );
       const session = await openClient(opts, { auth: op.access === 'none' ? 'none' : 'required' });
       try {
         printJson(await session.client.request('rpc', target.name, args));
@@ -114,7 +141,12 @@ export async function runCall(cls: string | undefined, action: string | undefine
     // Checked here too (the SDK would refuse the same way) so a usage error never opens a connection.
     const problems = check(actionContract.args, args);
     if (problems.length > 0) {
-      throw new HostadmRequestError(400, `invalid arguments for ${target.namespace}/${target.name} ${canonical}: ${summarize(problems)}`, { namespace: target.namespace, name: target.name, action: canonical }, { fieldErrors: problems, local: true });
+      throw new HostadmRequestError(
+        400,
+        `invalid arguments for ${target.namespace}/${target.name} ${canonical}: ${summarize(problems)}`,
+        { namespace: target.namespace, name: target.name, action: canonical },
+        { fieldErrors: problems, local: true },
+      );
     }
     const ns = target.namespace as 'admin' | 'rpc';
 

@@ -17,16 +17,21 @@ export async function runJobsList(opts: ConnectionOptions & Json): Promise<void>
     const session = await openClient(opts);
     try {
       const { jobs } = await session.client.rpc.dispatcher.list();
-      const rows = Object.entries(jobs).flatMap(([queue, byId]) =>
-        Object.entries(byId ?? {}).map(([id, job]) => ({ queue, id, ...job })),
-      );
+      const rows = Object.entries(jobs).flatMap(([queue, byId]) => Object.entries(byId ?? {}).map(([id, job]) => ({ queue, id, ...job })));
       if (opts.json) {
         printJson(rows);
         return;
       }
       await printTable(
         ['QUEUE', 'ID', 'STATE', 'POS', 'RESULT', 'COMMANDS'],
-        rows.map((j) => [j.queue, j.id, j.state, j.queue_position, j.success === undefined ? '' : j.success === 'true' ? 'ok' : `failed${j.reason ? `: ${j.reason}` : ''}`, j.commands.join(' && ')]),
+        rows.map((j) => [
+          j.queue,
+          j.id,
+          j.state,
+          j.queue_position,
+          j.success === undefined ? '' : j.success === 'true' ? 'ok' : `failed${j.reason ? `: ${j.reason}` : ''}`,
+          j.commands.join(' && '),
+        ]),
         { maxWidths: { 4: 40, 5: 60 } },
       );
     } finally {
@@ -106,7 +111,8 @@ export async function runJobsKill(ids: string[], opts: ConnectionOptions & Json)
     try {
       const reply = await session.client.rpc.dispatcher.kill({ job_id: ids });
       if (opts.json) printJson(reply);
-      else process.stdout.write(reply.killed.jobs.length ? `cancelled: ${reply.killed.jobs.join(', ')}\n` : 'nothing cancelled (unknown or already finished)\n');
+      else
+        process.stdout.write(reply.killed.jobs.length ? `cancelled: ${reply.killed.jobs.join(', ')}\n` : 'nothing cancelled (unknown or already finished)\n');
     } finally {
       await session.close();
     }

@@ -20,7 +20,11 @@ export function md5OfCert(certPem: string): string {
 
 function fingerprint(certPem: string): string {
   const der = Buffer.from(certPem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
-  return createHash('sha256').update(der).digest('hex').replace(/(..)(?=.)/g, '$1:').toUpperCase();
+  return createHash('sha256')
+    .update(der)
+    .digest('hex')
+    .replace(/(..)(?=.)/g, '$1:')
+    .toUpperCase();
 }
 
 export async function runKeysNew(opts: { name: string; force?: boolean }): Promise<void> {
@@ -182,7 +186,8 @@ export async function runKeysRevoke(which: string, opts: ConnectionOptions & { o
       if (matches.length === 0) matches = rows.filter((r) => r.md5_key === which);
       if (matches.length === 0) matches = rows.filter((r) => r.nickname === which);
       if (matches.length === 0) throw usageError(`no registered key matches ${which}`, 'hostadm keys list shows names, nicknames and md5 keys');
-      if (matches.length > 1) throw usageError(`${which} matches ${matches.length} keys (${matches.map((m) => `${m.user}:${m.md5_key}`).join(', ')}); give the md5_key`);
+      if (matches.length > 1)
+        throw usageError(`${which} matches ${matches.length} keys (${matches.map((m) => `${m.user}:${m.md5_key}`).join(', ')}); give the md5_key`);
       const row = matches[0]!;
       await session.client.admin.settings.revoke_ssl_cert({ pub_key: row.pub_key, user: row.user });
       process.stdout.write(`revoked ${row.nickname || row.md5_key} of ${row.user}\n`);

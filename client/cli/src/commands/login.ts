@@ -18,7 +18,9 @@ export async function runLogin(opts: ConnectionOptions & { saveProfile?: string 
     try {
       const s = session.client.session!;
       const how = s.method === 'token' ? 'resumed the cached session' : `signed in with ${s.method === 'key' ? 'the key' : 'the password'}`;
-      process.stdout.write(`${how} at ${session.target.url}${session.target.user ? ` as ${session.target.user}` : ''}; the token stays valid ${s.ttlSeconds} s after the last command\n`);
+      process.stdout.write(
+        `${how} at ${session.target.url}${session.target.user ? ` as ${session.target.user}` : ''}; the token stays valid ${s.ttlSeconds} s after the last command\n`,
+      );
     } finally {
       await session.close();
     }
@@ -35,7 +37,7 @@ export async function runLogout(opts: ConnectionOptions): Promise<void> {
       return;
     }
     // Only the cached token: signing in some other way just to sign out would make no sense.
-    let client;
+    let client: Awaited<ReturnType<typeof connect>>;
     try {
       client = await connect({ url: target.url, auth: { token: cached.token }, reconnect: false, requestTimeoutMs: (opts.timeout ?? 30) * 1000 });
     } catch (err) {
@@ -74,7 +76,9 @@ async function bridgeLogin(opts: ConnectionOptions & { saveProfile?: string }): 
     if (s.method === 'password') {
       const keyPath = target.keyPath!;
       await client.registerKey({ privatePem: readFileSync(keyPath, 'utf8'), certPem: readFileSync(certPathFor(keyPath), 'utf8'), nickname: 'hostadm login' });
-      process.stdout.write(`signed in as ${target.user} with the password (checked by the host inside the channel) and registered the key ${keyPath} there: from now on it signs in\n`);
+      process.stdout.write(
+        `signed in as ${target.user} with the password (checked by the host inside the channel) and registered the key ${keyPath} there: from now on it signs in\n`,
+      );
     } else {
       process.stdout.write(`signed in with the key ${target.keyPath} at ${target.url}${target.user ? ` (as ${target.user})` : ''}\n`);
     }

@@ -4,7 +4,10 @@ import { deleteToken, loadConfig, PROFILE_NAME, saveConfig, tokenKey, type Profi
 import { runCommand, usageError } from '../lib/exit.ts';
 import { printJson, printTable } from '../lib/output.ts';
 
-export async function runProfileAdd(name: string, opts: { url?: string; bridge?: string; host?: string; user?: string; key?: string; default?: boolean }): Promise<void> {
+export async function runProfileAdd(
+  name: string,
+  opts: { url?: string; bridge?: string; host?: string; user?: string; key?: string; default?: boolean },
+): Promise<void> {
   await runCommand(async () => {
     if (!PROFILE_NAME.test(name)) throw usageError(`profile name ${name}: use letters, digits, _ . - (at most 64)`);
     if ((opts.url === undefined) === (opts.bridge === undefined)) throw usageError('give either --url URL or --bridge URL --host NAME');

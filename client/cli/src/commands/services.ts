@@ -13,7 +13,10 @@ export async function runServicesList(opts: ConnectionOptions & { json?: boolean
       if (opts.json) printJson(list);
       else {
         const yes = (v: string) => (v === 'true' ? 'yes' : 'no');
-        await printTable(['SERVICE', 'RUNNING', 'AT BOOT', 'DESCRIPTION'], list.map((s) => [s.name, yes(s.is_running), yes(s.is_enabled), s.description]));
+        await printTable(
+          ['SERVICE', 'RUNNING', 'AT BOOT', 'DESCRIPTION'],
+          list.map((s) => [s.name, yes(s.is_running), yes(s.is_enabled), s.description]),
+        );
       }
     } finally {
       await session.close();

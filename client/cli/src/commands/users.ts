@@ -17,12 +17,20 @@ export async function runUsers(opts: UsersOptions): Promise<void> {
       if (opts.groups) {
         const groups = Object.values(await users.groupshow()).sort((a, b) => Number(a.gid) - Number(b.gid));
         if (opts.json) printJson(groups);
-        else await printTable(['GROUP', 'GID', 'MEMBERS'], groups.map((g) => [g.name, g.gid, g.users.filter(Boolean).join(',')]));
+        else
+          await printTable(
+            ['GROUP', 'GID', 'MEMBERS'],
+            groups.map((g) => [g.name, g.gid, g.users.filter(Boolean).join(',')]),
+          );
         return;
       }
       const list = Object.values(await users.usershow()).sort((a, b) => Number(a.uid) - Number(b.uid));
       if (opts.json) printJson(list);
-      else await printTable(['USER', 'UID', 'GID', 'HOME', 'SHELL', 'COMMENT'], list.map((u) => [u.name, u.uid, u.gid, u.home_dir, u.shell, u.comment]));
+      else
+        await printTable(
+          ['USER', 'UID', 'GID', 'HOME', 'SHELL', 'COMMENT'],
+          list.map((u) => [u.name, u.uid, u.gid, u.home_dir, u.shell, u.comment]),
+        );
     } finally {
       await session.close();
     }

@@ -63,8 +63,15 @@ export interface CompletionModel {
 
 function optionInfo(option: Option): OptionInfo {
   const names = [option.short, option.long].filter((n): n is string => typeof n === 'string');
-  const defaultValue = option.defaultValue === undefined || option.negate || typeof option.defaultValue === 'boolean' ? undefined : printable(option.defaultValue);
-  return { names, flags: option.flags, takesValue: option.required || option.optional, description: option.description, ...(defaultValue === undefined ? {} : { defaultValue }) };
+  const defaultValue =
+    option.defaultValue === undefined || option.negate || typeof option.defaultValue === 'boolean' ? undefined : printable(option.defaultValue);
+  return {
+    names,
+    flags: option.flags,
+    takesValue: option.required || option.optional,
+    description: option.description,
+    ...(defaultValue === undefined ? {} : { defaultValue }),
+  };
 }
 
 /** Defaults as a user would type them (`--listen`'s parsed `{host, port}` back to `HOST:PORT`). */
@@ -75,7 +82,8 @@ function printable(value: unknown): string {
 
 function commandInfo(command: Command, path: string[]): CommandInfo {
   const options = command.options.filter((o) => !o.hidden).map(optionInfo);
-  if (!options.some((o) => o.names.includes('--help'))) options.push({ names: ['-h', '--help'], flags: '-h, --help', takesValue: false, description: 'display help for command' });
+  if (!options.some((o) => o.names.includes('--help')))
+    options.push({ names: ['-h', '--help'], flags: '-h, --help', takesValue: false, description: 'display help for command' });
   const subcommands = command.commands.map((c) => commandInfo(c, [...path, c.name()]));
   const choices = command.registeredArguments[0]?.argChoices ?? [];
   return { path, usage: command.usage(), description: command.description(), options, choices: [...choices], subcommands };
@@ -90,16 +98,30 @@ function argInfos(schema: ActionContract['args']): ArgInfo[] {
 }
 
 function actionInfos(contract: ClassContract): ActionInfo[] {
-  const aliasesOf = (name: string) => Object.entries(contract.actionAliases).filter(([, target]) => target === name).map(([alias]) => alias);
+  const aliasesOf = (name: string) =>
+    Object.entries(contract.actionAliases)
+      .filter(([, target]) => target === name)
+      .map(([alias]) => alias);
   return Object.entries(contract.actions)
-    .map(([name, action]) => ({ name, description: action.description, access: action.access, queued: action.queued, aliases: aliasesOf(name), args: argInfos(action.args) }))
+    .map(([name, action]) => ({
+      name,
+      description: action.description,
+      access: action.access,
+      queued: action.queued,
+      aliases: aliasesOf(name),
+      args: argInfos(action.args),
+    }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 export async function completionModel(program: Command): Promise<CompletionModel> {
   const [admin, rpc] = await Promise.all([loadClasses('admin'), loadClasses('rpc')]);
   // Sign-in operations are the SDK's business; `hostadm call` offers identify and query.
-  const operations = await Promise.all(rpcOperationNames().filter((n) => !n.startsWith('auth')).map(async (n) => (await loadOperation('rpc', n))!));
+  const operations = await Promise.all(
+    rpcOperationNames()
+      .filter((n) => !n.startsWith('auth'))
+      .map(async (n) => (await loadOperation('rpc', n))!),
+  );
   const targets: CallTarget[] = [
     ...admin.map((c) => ({ name: c.name, description: c.description, actions: actionInfos(c), args: [] })),
     ...rpc.map((c) => ({ name: `rpc/${c.name}`, description: c.description, actions: actionInfos(c), args: [] })),

@@ -127,7 +127,7 @@ export function keyPaths(name: string): { key: string; cert: string } {
 
 /** The certificate next to a private key file: `x.key` → `x.crt` (also `x.pem` → `x.crt`). */
 export function certPathFor(keyPath: string): string {
-  return keyPath.replace(/\.(key|pem)$/, '') + '.crt';
+  return `${keyPath.replace(/\.(key|pem)$/, '')}.crt`;
 }
 
 // ------------------------------------------------------------------ known hosts (bridge host keys)

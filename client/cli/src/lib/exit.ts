@@ -80,6 +80,7 @@ export function reportError(err: unknown): ExitCode {
 }
 
 /** Runs a command body: errors become a message and an exit code. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a command body returns an exit code or nothing at all
 export async function runCommand(body: () => Promise<number | void>): Promise<void> {
   let code: number;
   try {

@@ -9,8 +9,7 @@ import { readToken } from './config.ts';
 
 export type HelpScope =
   /** `served` maps `<namespace>/<class>` to the signed-in user's access, as rpc/query answers. */
-  | { kind: 'served'; where: string; served: Record<string, string> }
-  | { kind: 'all'; why: string };
+  { kind: 'served'; where: string; served: Record<string, string> } | { kind: 'all'; why: string };
 
 const HELP_TIMEOUT_SECONDS = 5;
 

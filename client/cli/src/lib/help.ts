@@ -173,7 +173,10 @@ export function classHelp(namespace: string, contract: ClassContract, only?: str
   out.push(`Limited users: ${contract.limitedAccess ?? 'no access'}; access needed per action in [brackets].`);
   out.push('');
   out.push(only ? 'Action:' : 'Actions:');
-  const aliasesOf = (action: string) => Object.entries(contract.actionAliases).filter(([, a]) => a === action).map(([alias]) => alias);
+  const aliasesOf = (action: string) =>
+    Object.entries(contract.actionAliases)
+      .filter(([, a]) => a === action)
+      .map(([alias]) => alias);
   const names = only ? [only] : Object.keys(contract.actions).sort();
   for (const name of names) {
     out.push('');
@@ -203,7 +206,7 @@ export function overviewHelp(allAdmin: ClassContract[], allRpc: ClassContract[],
   out.push('       hostadm call <class> --help            actions and arguments of a class');
   out.push('');
   out.push('Calls any action. Arguments are checked against the contract before anything is sent; the reply');
-  out.push('is printed as JSON. Queued actions show progress on stderr and print the job\'s result.');
+  out.push("is printed as JSON. Queued actions show progress on stderr and print the job's result.");
   out.push('');
   const width = Math.max(...[...admin, ...rpc].map((c) => c.name.length + 4), ...ops.map((o) => o.name.length + 4)) + 2;
   out.push(

@@ -14,16 +14,31 @@ export async function printTable(head: string[], rows: string[][], options: { ma
   const table = new Table({
     head,
     chars: {
-      top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-      bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-      left: '', 'left-mid': '', mid: '', 'mid-mid': '',
-      right: '', 'right-mid': '', middle: '  ',
+      top: '',
+      'top-mid': '',
+      'top-left': '',
+      'top-right': '',
+      bottom: '',
+      'bottom-mid': '',
+      'bottom-left': '',
+      'bottom-right': '',
+      left: '',
+      'left-mid': '',
+      mid: '',
+      'mid-mid': '',
+      right: '',
+      'right-mid': '',
+      middle: '  ',
     },
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true },
   });
   for (const row of rows) table.push(row.map((cell, i) => clip(cell, i)));
   // cli-table3 pads the last column too; trailing spaces help nobody.
-  const text = table.toString().split('\n').map((l) => l.trimEnd()).join('\n');
+  const text = table
+    .toString()
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .join('\n');
   process.stdout.write(`${text}\n`);
 }
 

@@ -32,7 +32,13 @@ export async function followJobs(jobs: readonly JobHandle[], options: FollowOpti
   const sigint = new Promise<never>((_, reject) => {
     const onSigint = () => {
       const ids = jobs.filter((j) => !j.completion).map((j) => j.id);
-      reject(new CliError(EXIT.interrupted, `stopped waiting; still running on the host: ${ids.join(', ')}`, `follow again: hostadm jobs wait ${ids[0] ?? ''}   cancel: hostadm jobs kill ${ids.join(' ')}`));
+      reject(
+        new CliError(
+          EXIT.interrupted,
+          `stopped waiting; still running on the host: ${ids.join(', ')}`,
+          `follow again: hostadm jobs wait ${ids[0] ?? ''}   cancel: hostadm jobs kill ${ids.join(' ')}`,
+        ),
+      );
     };
     process.once('SIGINT', onSigint);
     cleanup.push(() => process.off('SIGINT', onSigint));

@@ -71,7 +71,10 @@ export function resolveTarget(flags: ConnectionFlags): Target {
     profile = config.profiles[profileName];
     if (!profile) {
       const known = Object.keys(config.profiles);
-      throw usageError(`no profile named ${profileName}`, known.length ? `profiles: ${known.join(', ')}` : 'add one: hostadm profile add NAME --url URL --user USER');
+      throw usageError(
+        `no profile named ${profileName}`,
+        known.length ? `profiles: ${known.join(', ')}` : 'add one: hostadm profile add NAME --url URL --user USER',
+      );
     }
   }
   const bridgeUrl = flags.bridge ?? env.HOSTADM_BRIDGE ?? (explicitUrl ? undefined : profile?.bridge);
@@ -219,7 +222,9 @@ function channelPasswordMethods(target: Target): AuthMethod[] {
 /** The md5_key of a key file's certificate, for hints ('MD5' when it cannot be read). */
 function md5OfKeyFile(keyPath: string | undefined): string {
   try {
-    const spki = createPublicKey(readFileSync(certPathFor(keyPath ?? ''), 'utf8')).export({ type: 'spki', format: 'pem' }).toString();
+    const spki = createPublicKey(readFileSync(certPathFor(keyPath ?? ''), 'utf8'))
+      .export({ type: 'spki', format: 'pem' })
+      .toString();
     return createHash('md5').update(spki, 'utf8').digest('base64');
   } catch {
     return 'MD5';
@@ -278,7 +283,9 @@ async function bridgeFactory(target: Target, flags: ConnectionFlags): Promise<Tr
         }
         accepted = true;
       } else if (process.stdin.isTTY && process.stderr.isTTY) {
-        process.stderr.write(`The host ${bridge.host} behind ${bridge.url} presents the host key\n  ${fingerprint}\nCompare it with the fingerprint the agent printed at start.\n`);
+        process.stderr.write(
+          `The host ${bridge.host} behind ${bridge.url} presents the host key\n  ${fingerprint}\nCompare it with the fingerprint the agent printed at start.\n`,
+        );
         const rl = createInterface({ input: process.stdin, output: process.stderr });
         try {
           accepted = /^y(es)?$/i.test((await rl.question('Trust this host key and pin it? (y/N) ')).trim());

@@ -50,10 +50,15 @@ export class ContractCalls {
     }
     const contract = classContract.actions[canonical]!;
     if (!isObject(args)) {
-      throw new HostadmRequestError(400, `arguments of ${namespace}/${className} ${canonical} must be an object`, { ...target, action: canonical }, {
-        local: true,
-        fieldErrors: [{ field: '(args)', message: 'must be an object' }],
-      });
+      throw new HostadmRequestError(
+        400,
+        `arguments of ${namespace}/${className} ${canonical} must be an object`,
+        { ...target, action: canonical },
+        {
+          local: true,
+          fieldErrors: [{ field: '(args)', message: 'must be an object' }],
+        },
+      );
     }
     if (this.validateArgs) {
       const problems = check(contract.args, args);
@@ -63,14 +68,7 @@ export class ContractCalls {
   }
 
   /** Sends a prepared call: the class is the envelope's name, the action goes inside `args`. */
-  async sendPrepared(
-    namespace: string,
-    className: string,
-    action: string,
-    contract: ActionContract,
-    args: unknown,
-    options: CallOptions,
-  ): Promise<unknown> {
+  async sendPrepared(namespace: string, className: string, action: string, contract: ActionContract, args: unknown, options: CallOptions): Promise<unknown> {
     const target = { namespace, name: className, action };
     const reply = await this.send(target, { action, ...(args as object) }, options);
     if (this.validateReplies) this.checkReply(contract, target, reply);

@@ -16,7 +16,7 @@
 import type { z } from 'zod';
 import type { identify as identifyContract, query as queryContract } from '@hostadm/shared/api/rpc.ts';
 import { parseEnvelope } from '@hostadm/shared/protocol/envelope.ts';
-import { isObject, isQueued } from '../contracts.ts';
+import { isQueued } from '../contracts.ts';
 import { HostadmClientError, HostadmRequestError, targetLabel } from '../errors.ts';
 import { signChallenge, textToBase64 } from '../key-auth.ts';
 import { namespaceProxy, type AdminClient, type RpcClient } from '../proxy.ts';

@@ -32,14 +32,7 @@ export class QueuedJobs {
   }
 
   /** Sends a prepared queued action; resolves once acknowledged, with handles for the jobs it started. */
-  async start(
-    namespace: string,
-    className: string,
-    canonical: string,
-    contract: ActionContract,
-    args: unknown,
-    options: CallOptions,
-  ): Promise<QueuedJob> {
+  async start(namespace: string, className: string, canonical: string, contract: ActionContract, args: unknown, options: CallOptions): Promise<QueuedJob> {
     // Subscribed before the request goes out, so no event of the new job can be missed.
     await this.subscriptions.acquire(['dispatcher'], options);
     const endCapture = this.tracker.beginCapture();
@@ -89,7 +82,7 @@ export class QueuedJobs {
     } catch {
       return; // not readable (purged, or not allowed): the event stream is all there is
     }
-    if (!record || record.state !== 'finished') return;
+    if (record?.state !== 'finished') return;
     const str = (v: unknown) => (typeof v === 'string' ? v : '');
     // In the run-job event shape, so a handle sees the same completion whether the event came or not.
     const completion: RunJobEvent = {

@@ -165,9 +165,7 @@ export class SessionKeeper {
     this.stopKeepAlive();
     if (this.keepAliveSetting === false || !this.currentSession || this.host.state() === 'closed') return;
     const ms =
-      typeof this.keepAliveSetting === 'number'
-        ? this.keepAliveSetting
-        : Math.max(1000, Math.min(120_000, (this.currentSession.ttlSeconds * 1000) / 2));
+      typeof this.keepAliveSetting === 'number' ? this.keepAliveSetting : Math.max(1000, Math.min(120_000, (this.currentSession.ttlSeconds * 1000) / 2));
     this.keepAliveTimer = setInterval(() => {
       if (this.host.state() !== 'open' || !this.currentSession) return;
       if (Date.now() - this.host.lastSentAt() < ms * 0.9) return;

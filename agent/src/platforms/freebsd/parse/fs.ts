@@ -44,7 +44,7 @@ export interface EntryStat {
 }
 
 /** stat prints an id without a name as `(1234)`; the other platforms say `1234`. */
-const bareId = (name: string) => /^\(\d+\)$/.test(name) ? name.slice(1, -1) : name;
+const bareId = (name: string) => (/^\(\d+\)$/.test(name) ? name.slice(1, -1) : name);
 
 /** One ENTRY_FORMAT record (without its newline); the target is last, so tabs in it are kept. */
 export function parseEntryStat(record: string): EntryStat | null {

@@ -120,12 +120,20 @@ export function rcService(path: string, header: RcHeader): RcService | null {
 
 /** `service -e`: the full paths of the enabled scripts, one a line. */
 export function parseEnabledScripts(output: string): Set<string> {
-  return new Set(output.split('\n').map((l) => l.trim()).filter((l) => l.startsWith('/')));
+  return new Set(
+    output
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.startsWith('/')),
+  );
 }
 
 /** `find ... -type f`: one path a line. */
 export function parsePaths(output: string): string[] {
-  return output.split('\n').map((l) => l.trim()).filter((l) => l.startsWith('/'));
+  return output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith('/'));
 }
 
 /** `sysrc <tag>=<value>` prints `<tag>: <before> -> <after>`; null when the line is not there. */

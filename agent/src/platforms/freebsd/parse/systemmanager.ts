@@ -127,12 +127,12 @@ export function parseApm(text: string): BatteryState {
 
 /** `mount -p` (fstab format): device, mount point, type, options, dump, pass; `\040` is a space. */
 export function parseMountP(text: string): Array<{ device: string; path: string; fsType: string }> {
-  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+  const unescapeOctal = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
   const out: Array<{ device: string; path: string; fsType: string }> = [];
   for (const line of text.split('\n')) {
     const f = line.trim().split(/\s+/);
     if (f.length < 3 || (f[0] as string).startsWith('#')) continue;
-    out.push({ device: unescape(f[0] as string), path: unescape(f[1] as string), fsType: f[2] as string });
+    out.push({ device: unescapeOctal(f[0] as string), path: unescapeOctal(f[1] as string), fsType: f[2] as string });
   }
   return out;
 }

@@ -14,7 +14,18 @@ export function parseUsershow(text: string): UserAccount[] {
   for (const line of text.split('\n')) {
     const f = line.split(':');
     if (f.length === 10) {
-      const [name, , uid, gid, cls, change, expire, comment, home, shell] = f as [string, string, string, string, string, string, string, string, string, string];
+      const [name, , uid, gid, cls, change, expire, comment, home, shell] = f as [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+      ];
       out.push({ name, uid, gid, class: cls, change: change || '0', expire: expire || '0', comment, home_dir: home, shell });
     } else if (f.length === 7) {
       const [name, , uid, gid, comment, home, shell] = f as [string, string, string, string, string, string, string];

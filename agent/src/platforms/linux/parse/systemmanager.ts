@@ -45,10 +45,7 @@ export function parseProcStat(text: string): CpuTicks[] {
 }
 
 /** The argv the Linux port runs for `procinfo`, in top(1)'s column order; `args` last (it has spaces). */
-export const PS_ARGV = [
-  'ps', '-e', '-ww', '--no-headers',
-  '-o', 'pid=,user:32=,nlwp=,pri=,ni=,vsz=,rss=,stat=,psr=,times=,pcpu=,args=',
-] as const;
+export const PS_ARGV = ['ps', '-e', '-ww', '--no-headers', '-o', 'pid=,user:32=,nlwp=,pri=,ni=,vsz=,rss=,stat=,psr=,times=,pcpu=,args='] as const;
 
 /**
  * `ps` lines into top(1)-style records: sizes in K/M/G, CPU time as `M:SS`, `%` on the CPU share.
@@ -231,7 +228,10 @@ export function parseSysctlAll(text: string): Record<string, string> {
 export function sysctlNameFromPath(path: string): string | null {
   const m = /^\/proc\/sys\/(.+)$/.exec(path.trim());
   if (!m) return null;
-  return (m[1] as string).split('/').map((c) => c.replace(/\./g, '/')).join('.');
+  return (m[1] as string)
+    .split('/')
+    .map((c) => c.replace(/\./g, '/'))
+    .join('.');
 }
 
 /** The inverse, for names the contract allows (no `/` in them). */

@@ -45,7 +45,8 @@ export function linuxSystemmanagerPort(ctx: LinuxContext): SystemmanagerPort {
     const result = await runner.run(['stat', '-c', '%F:%a', '--', sysctlPath(name)], TIMEOUT);
     if (result.code !== 0) throw badRequest(`sysctl: unknown sysctl ${name}`, [{ field: 'sysctl', message: 'no such sysctl' }]);
     const [kind = '', mode = '0'] = result.stdout.trim().split(':');
-    if (!kind.startsWith('regular')) throw badRequest(`sysctl: ${name} is a group of sysctls, not one`, [{ field: 'sysctl', message: 'is not a single sysctl' }]);
+    if (!kind.startsWith('regular'))
+      throw badRequest(`sysctl: ${name} is a group of sysctls, not one`, [{ field: 'sysctl', message: 'is not a single sysctl' }]);
     if ((parseInt(mode, 8) & 0o200) === 0) throw badRequest(`sysctl: ${name} is read-only`, [{ field: 'sysctl', message: 'is read-only' }]);
   }
 

@@ -34,15 +34,7 @@ export const SIM_INFO = {
   systemVersion: '14.1-RELEASE-p6',
 } as const;
 
-function proc(
-  pid: number,
-  username: string,
-  size: string,
-  res: string,
-  state: string,
-  command: string,
-  extra: Partial<ProcessEntry> = {},
-): ProcessEntry {
+function proc(pid: number, username: string, size: string, res: string, state: string, command: string, extra: Partial<ProcessEntry> = {}): ProcessEntry {
   return { pid, username, thr: '1', pri: '20', nice: '0', size, res, state, cpu: String(pid % SIM_CPUS), time: '0:00', wcpu: '0.00%', command, ...extra };
 }
 
@@ -58,15 +50,11 @@ export function seedProcesses(): Record<string, ProcessEntry> {
     proc(812, 'root', '13M', '2728K', 'nanslp', '/usr/sbin/cron -s', { time: '0:03' }),
     proc(860, 'root', '13M', '2460K', 'ttyin', '/usr/libexec/getty Pc ttyv1', { pri: '52' }),
     proc(861, 'root', '13M', '2460K', 'ttyin', '/usr/libexec/getty Pc ttyv2', { pri: '52' }),
-    proc(
-      SIM_AGENT_PID,
-      'root',
-      '1103M',
-      '86M',
-      'uwait',
-      '/usr/local/bin/node /usr/local/libexec/hostadm/agent --platform freebsd',
-      { thr: '11', time: '1:47', wcpu: '0.21%' },
-    ),
+    proc(SIM_AGENT_PID, 'root', '1103M', '86M', 'uwait', '/usr/local/bin/node /usr/local/libexec/hostadm/agent --platform freebsd', {
+      thr: '11',
+      time: '1:47',
+      wcpu: '0.21%',
+    }),
     proc(2204, 'admin', '21M', '10M', 'select', 'sshd: admin@pts/0 (sshd)'),
     proc(2206, 'admin', '14M', '3988K', 'pause', '-sh (sh)'),
   ];
