@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { RecordingRunner } from '@hostadm/agent/runner/recording-runner.ts';
-import { dottedNetmask, isDhcpConfig, parseIfconfig, parseNameValue, rcVar, toDevices } from '@hostadm/agent/platforms/freebsd/network.ts';
+import { isDhcpConfig, rcVar, toDevices } from '@hostadm/agent/platforms/freebsd/network.ts';
+import { dottedNetmask, parseIfconfig, parseNameValue } from '@hostadm/agent/platforms/freebsd/parse/network.ts';
 import { startTestAgent, TestClient, type TestAgent } from '../helpers/agent.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/freebsd/network/${name}`, import.meta.url), 'utf8');

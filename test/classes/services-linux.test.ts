@@ -17,7 +17,8 @@ import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { createRunner } from '@hostadm/agent/runner/runner.ts';
 import { RecordingRunner } from '@hostadm/agent/runner/recording-runner.ts';
-import { parseShow, parseUnitFiles, unitRef } from '@hostadm/agent/platforms/linux/services/systemd.ts';
+import { unitRef } from '@hostadm/agent/platforms/linux/services/systemd.ts';
+import { parseShow, parseUnitFiles } from '@hostadm/agent/platforms/linux/parse/services.ts';
 import { startTestAgent, type TestAgent, type TestClient } from '../helpers/agent.ts';
 import { canSandbox, createLinuxSandbox, type LinuxSandbox } from '../helpers/linux-sandbox.ts';
 import { expectError, keySession, listServices, ok, snapshotArgv } from './services-support.ts';

@@ -3,6 +3,7 @@
  * network namespace lists that namespace) plus sysfs under `sysRoot` for what only sysfs knows:
  * whether a device is wireless and which driver runs it.
  */
+import { runOrHostError } from '../common/host-command.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
@@ -79,10 +80,9 @@ function readSysfs(sysRoot: string, ifname: string): SysfsFacts {
 }
 
 async function ipJson(runner: CommandRunner, argv: string[]): Promise<IpLink[]> {
-  const result = await runner.run(argv, { timeoutMs: 15_000 });
-  if (result.code !== 0) throw new HostadmError('HOST_ERROR', `${argv.join(' ')} failed: ${result.stderr.trim()}`);
+  const stdout = await runOrHostError(runner, argv, `${argv.join(' ')} failed`, { timeoutMs: 15_000 });
   try {
-    const parsed: unknown = JSON.parse(result.stdout);
+    const parsed: unknown = JSON.parse(stdout);
     if (!Array.isArray(parsed)) throw new Error('not an array');
     return parsed.filter((l): l is IpLink => typeof l === 'object' && l !== null && typeof (l as IpLink).ifname === 'string');
   } catch (cause) {

@@ -10,40 +10,12 @@
 import type { CommandRunner } from '../../../runner/runner.ts';
 import type { ServiceRef, ServicesPort } from '../../ports/services.ts';
 import { commandFailed } from '../../common/host-command.ts';
+import { parseShow, parseUnitFiles, type UnitFile } from '../parse/services.ts';
 
 const QUICK = { timeoutMs: 30_000 };
 // systemctl waits for the start job; a unit with a long TimeoutStartSec may take minutes.
 const SLOW = { timeoutMs: 180_000 };
 const SHOWN = 'Id,Description,LoadState,ActiveState,FragmentPath,UnitFileState';
-
-export interface UnitFile {
-  unit: string;
-  state: string;
-}
-
-/** `systemctl list-unit-files --no-legend`: `UNIT FILE  STATE  [VENDOR PRESET]` columns. */
-export function parseUnitFiles(output: string): UnitFile[] {
-  const units: UnitFile[] = [];
-  for (const line of output.split('\n')) {
-    const [unit, state] = line.trim().split(/\s+/);
-    if (unit && state && unit.endsWith('.service')) units.push({ unit, state });
-  }
-  return units;
-}
-
-/** `systemctl show -p ...` for several units: `Key=Value` blocks, one per unit, blank lines between. */
-export function parseShow(output: string): Map<string, Record<string, string>> {
-  const byId = new Map<string, Record<string, string>>();
-  for (const block of output.split(/\n\s*\n/)) {
-    const props: Record<string, string> = {};
-    for (const line of block.split('\n')) {
-      const eq = line.indexOf('=');
-      if (eq > 0) props[line.slice(0, eq)] = line.slice(eq + 1);
-    }
-    if (props.Id) byId.set(props.Id, props);
-  }
-  return byId;
-}
 
 const ENABLED = new Set(['enabled', 'enabled-runtime']);
 

@@ -14,6 +14,7 @@ import type { CommandRunner, RunResult } from '../../../runner/runner.ts';
 import type { ServiceRef, ServicesPort, ServiceStatus, Undo } from '../../ports/services.ts';
 import { commandFailed } from '../../common/host-command.ts';
 import { mapLimit } from '../../common/map-limit.ts';
+import { parseRcLinks, parseShortDescriptions, type RcLink } from '../parse/services.ts';
 
 const INIT_D = '/etc/init.d';
 const LINK_DIRS = ['0', '1', '2', '3', '4', '5', '6', 'S'].map((l) => `/etc/rc${l}.d`);
@@ -32,32 +33,6 @@ export function initScriptNames(findOutput: string): string[] {
     .map((l) => posix.basename(l.trim()))
     .filter((n) => !IGNORED.has(n) && !/\.dpkg-(dist|old|new|tmp)$/.test(n))
     .sort();
-}
-
-export interface RcLink {
-  dir: string;
-  start: boolean;
-  name: string;
-}
-
-/** `find /etc/rc?.d -name '[SK][0-9][0-9]*'`: the links, with the script each one points at by name. */
-export function parseRcLinks(findOutput: string): RcLink[] {
-  const links: RcLink[] = [];
-  for (const line of findOutput.split('\n')) {
-    const m = /^(\/etc\/rc[0-6S]\.d)\/([SK])\d\d(.+)$/.exec(line.trim());
-    if (m) links.push({ dir: m[1] as string, start: m[2] === 'S', name: m[3] as string });
-  }
-  return links;
-}
-
-/** `grep -H '^# Short-Description:'`: the LSB description of each script, by name. */
-export function parseShortDescriptions(grepOutput: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const line of grepOutput.split('\n')) {
-    const m = /^(.*?):# Short-Description:\s*(.*)$/.exec(line);
-    if (m && !out.has(posix.basename(m[1] as string))) out.set(posix.basename(m[1] as string), (m[2] as string).trim());
-  }
-  return out;
 }
 
 const startsAtBoot = (links: readonly RcLink[], name: string) => links.some((l) => l.name === name && l.start && BOOT_LEVELS.has(l.dir));
