@@ -30,6 +30,7 @@ import {
   type Allocate,
   type Frame,
 } from './frames.ts';
+import { offerOf } from './announcement.ts';
 import { hostEntry, Matcher } from './matching.ts';
 import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
 import { NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
@@ -57,20 +58,6 @@ export interface RelayDeps {
   persist?: (peer: Peer) => void;
   /** Where the time of the last store prune is kept (default: memory; a Durable Object: its storage). */
   pruneMark?: PruneMark;
-}
-
-/** The announcement entry for one peer (docs/bridge-protocol.md §2.5). */
-export interface PeerInfo {
-  id: string;
-  kind: PeerKind;
-  nickname: string;
-  hostname: string;
-  /** Agents: the fingerprint of the host key they signed in with; clients: null. */
-  host_key_fingerprint: string | null;
-  /** `key`: the two share a key; `password`: matched by host name only, for a password sign-in. */
-  access: 'key' | 'password';
-  /** When this connection of the peer was made (ISO 8601). */
-  online_since: string;
 }
 
 export class Relay implements ApiHost {
@@ -377,32 +364,15 @@ export class Relay implements ApiHost {
   /** Sends `peer` its offer when it changed (or always when `force`: right after it listed its keys). */
   private announce(peer: Peer, force: boolean): void {
     if (peer.closed || peer.state !== 'signed-in') return;
-    const offer = this.matcher.offer(peer);
-    const access = offer.map((q) => this.matcher.access(peer, q));
-    // A host that registers a client's key after its password sign-in changes how they match, not who.
-    const accessKey = access.includes('password') ? access.join(',') : '';
-    const same = offer.length === peer.announced.size && offer.every((q) => peer.announced.has(q.id)) && accessKey === peer.announcedAccess;
-    if (same && !force) return;
-    peer.announced = offer.length === 0 ? NO_IDS : new Set(offer.map((q) => q.id));
-    peer.announcedAccess = accessKey;
+    const offer = offerOf(this.matcher, peer);
+    if (!force && !offer.changedFor(peer)) return;
+    peer.announced = offer.ids.size === 0 ? NO_IDS : offer.ids;
+    peer.announcedAccess = offer.accessKey;
     this.metrics.announcements++;
     // Always sent, even to a peer over its bound (it must know whom it may reach); the stuck-queue
     // close (1013) bounds what a peer that does not read can hold.
     if (peer.socket.bufferedAmount > this.config.maxQueueBytes) this.overBound(peer);
-    const event = eventEnvelope('bridge', {
-      available_connections: offer.map((q) => q.id),
-      peers: offer.map(
-        (q, i): PeerInfo => ({
-          id: q.id,
-          kind: q.kind!,
-          nickname: q.key!.nickname,
-          hostname: q.hostname,
-          host_key_fingerprint: q.hostKeyFingerprint,
-          access: access[i]!,
-          online_since: new Date(q.connectedAt).toISOString(),
-        }),
-      ),
-    });
+    const event = offer.event();
     peer.socket.send(JSON.stringify(event));
   }
 
