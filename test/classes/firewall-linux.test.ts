@@ -8,7 +8,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { RecordingRunner } from '@hostadm/agent/runner/recording-runner.ts';
 import type { CommandRunner } from '@hostadm/agent/runner/runner.ts';
-import { parseNftTable, parseRulesetPorts, renderRuleset, includesRuleset, withoutInclude } from '@hostadm/agent/platforms/linux/parse/firewall.ts';
+import {
+  parseNftTable,
+  parseRulesetPorts,
+  parseServicesDb,
+  renderRuleset,
+  includesRuleset,
+  withoutInclude,
+} from '@hostadm/agent/platforms/linux/parse/firewall.ts';
 import { sessionClientFor, startTestAgent, type TestClient } from '../helpers/agent.ts';
 import { fw, fwError, SUCCESS } from './firewall-support.ts';
 import { snapshotArgv } from './services-support.ts';
@@ -32,6 +39,12 @@ test('nft -j list table: the two sets as the kernel has them; the ruleset file r
   assert.match(text, /elements = \{ 22, 80 \}/);
   assert.deepEqual(parseRulesetPorts(text), [ports[1], ports[0], ports[2]]);
   assert.deepEqual(parseRulesetPorts(renderRuleset([])), []);
+  // Debian's services database: a udp twin without a comment takes its tcp line's.
+  const known = new Map(parseServicesDb(fixture('services.txt')).map((k) => [k.port, k]));
+  assert.deepEqual(known.get('53/udp'), { port: '53/udp', name: 'domain', description: 'Domain Name Server' });
+  assert.deepEqual(known.get('80/tcp'), { port: '80/tcp', name: 'http', description: 'WorldWideWeb HTTP' });
+  assert.deepEqual(known.get('21/udp'), { port: '21/udp', name: 'fsp', description: '' });
+  assert.equal(known.size, 32);
   const conf = `#!/usr/sbin/nft -f\nflush ruleset\n# hostadm firewall (admin/firewall enable/disable)\ninclude "${RULESET}"\n`;
   assert.ok(includesRuleset(conf, RULESET));
   assert.ok(!includesRuleset(`# include "${RULESET}"\n`, RULESET));
@@ -41,7 +54,7 @@ test('nft -j list table: the two sets as the kernel has them; the ruleset file r
 /** A Debian host as the runner sees it: files in `files`, our table in the kernel or not, the unit's state. */
 function debianHost(): { runner: RecordingRunner; files: Map<string, string>; kernel: { loaded: string | null }; unit: { enabled: boolean } } {
   const files = new Map<string, string>([
-    ['/etc/services', fixture('../../freebsd/firewall/services.txt')],
+    ['/etc/services', fixture('services.txt')],
     ['/etc/nftables.conf', '#!/usr/sbin/nft -f\n\nflush ruleset\n'],
   ]);
   const kernel: { loaded: string | null } = { loaded: null };
@@ -182,7 +195,7 @@ test('every action on a Debian host: our table, files replaced after nft -c, boo
   await step('stop', 'stop', {}, SUCCESS);
   await step('status (stopped)', 'status', {}, { is_enabled: 'false', is_running: 'false' });
   const known = (await step('known_ports', 'known_ports', {})) as Record<string, unknown>;
-  assert.deepEqual(known['22/tcp'], { description: 'Secure Shell Login', name: 'ssh', port: '22/tcp' });
+  assert.deepEqual(known['22/tcp'], { description: 'SSH Remote Login Protocol', name: 'ssh', port: '22/tcp' });
   host.runner.calls.length = 0;
   const err = await fwError(root, 'reset-defaults', {}, 501);
   assert.match(err.message, /TrueOS only/);
