@@ -191,3 +191,12 @@ test('a failing service ipfw is a 500 naming the command and its output', async 
   const err = await fwError(root, 'start', {}, 500);
   assert.match(err.message, /service ipfw onestart exited with code 1: .*can't load ipfw/);
 });
+
+test('two opens at once both land: changes run one after the other', async (t) => {
+  const vars = { firewall_enable: 'YES', firewall_type: 'workstation', firewall_myservices: '22/tcp', firewall_allowservices: 'any' };
+  const runner = freebsdHost(vars, { running: false });
+  const root = await freebsdAgent(t, runner);
+  const [a, b] = await Promise.all([fw(root, 'open', { ports: ['80/tcp'] }), fw(root, 'open', { ports: ['443/tcp'] })]);
+  assert.deepEqual([a, b], [SUCCESS, SUCCESS]);
+  assert.equal(vars.firewall_myservices, '22/tcp 80/tcp 443/tcp');
+});

@@ -4,6 +4,9 @@
  * to the running firewall itself. `known_ports` is the host's services database keyed by
  * `<port>/<protocol>` directly in `args`; where a port has several names the first entry wins, as in
  * getservbyport(3).
+ *
+ * Changes run one at a time per agent: open and close read the open ports, then write them back, so
+ * two at once would lose one of them.
  */
 import { firewall } from '@hostadm/shared/api/firewall.ts';
 import { implementClass } from './types.ts';
@@ -15,6 +18,7 @@ const bool = (value: boolean) => (value ? 'true' : 'false');
 export const firewallImpl = implementClass(firewall, ({ platform }) => {
   const port = platform.ports.firewall;
   if (!port) return null;
+  const oneAtATime = serialized();
   return {
     known_ports: async () => keyedByPort(await port.knownPorts()),
     list_open: async () => ({ openports: (await port.listOpen()).map(formatPortSpec) }),
@@ -23,35 +27,35 @@ export const firewallImpl = implementClass(firewall, ({ platform }) => {
       return { is_enabled: bool(state.enabled), is_running: bool(state.running) };
     },
     open: async (args) => {
-      await port.change('open', uniquePorts(args.ports.map(parsePortSpec)));
+      await oneAtATime(() => port.change('open', uniquePorts(args.ports.map(parsePortSpec))));
       return SUCCESS;
     },
     close: async (args) => {
-      await port.change('close', uniquePorts(args.ports.map(parsePortSpec)));
+      await oneAtATime(() => port.change('close', uniquePorts(args.ports.map(parsePortSpec))));
       return SUCCESS;
     },
     start: async () => {
-      await port.run('start');
+      await oneAtATime(() => port.run('start'));
       return SUCCESS;
     },
     stop: async () => {
-      await port.run('stop');
+      await oneAtATime(() => port.run('stop'));
       return SUCCESS;
     },
     restart: async () => {
-      await port.run('restart');
+      await oneAtATime(() => port.run('restart'));
       return SUCCESS;
     },
     enable: async () => {
-      await port.setEnabled(true);
+      await oneAtATime(() => port.setEnabled(true));
       return SUCCESS;
     },
     disable: async () => {
-      await port.setEnabled(false);
+      await oneAtATime(() => port.setEnabled(false));
       return SUCCESS;
     },
     'reset-defaults': async () => {
-      await port.resetDefaults();
+      await oneAtATime(() => port.resetDefaults());
       return SUCCESS;
     },
   };
@@ -61,4 +65,14 @@ function keyedByPort(list: readonly KnownPort[]): Record<string, KnownPort> {
   const out: Record<string, KnownPort> = {};
   for (const entry of list) if (!Object.hasOwn(out, entry.port)) out[entry.port] = { description: entry.description, name: entry.name, port: entry.port };
   return out;
+}
+
+/** Runs each task after the previous one has settled, whatever its outcome. */
+function serialized(): <T>(task: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (task) => {
+    const run = tail.then(task, task);
+    tail = run.catch(() => undefined);
+    return run;
+  };
 }
