@@ -12,6 +12,7 @@ import { adminSettingsImpl, rpcSettingsImpl } from './settings.ts';
 import { systemmanagerImpl } from './systemmanager.ts';
 import { usersImpl } from './users.ts';
 import { dispatcherImpl } from './dispatcher.ts';
+import { firewallImpl } from './firewall.ts';
 
 export const classes = {
   'admin/settings': adminSettingsImpl,
@@ -23,7 +24,7 @@ export const classes = {
   'rpc/dispatcher': dispatcherImpl,
   'admin/services': servicesImpl,
   'admin/beadm': null,
-  'admin/firewall': null,
+  'admin/firewall': firewallImpl,
   'admin/jail': null,
   'admin/moused': null,
   'admin/pkg': null,

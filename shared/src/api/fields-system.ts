@@ -47,13 +47,13 @@ export const pidArg = (description: string) =>
     .describe(description);
 
 /**
- * A firewall port, `<number>/<tcp|udp>`, number 0 to 65535 without leading zeros.
+ * A firewall port, `<number>/<tcp|udp>`, number 1 to 65535 without leading zeros.
  */
 export const portSpec = (description: string) =>
   z
     .string()
-    .regex(/^(0|[1-9]\d{0,4})\/(tcp|udp)$/, 'must be `<port>/tcp` or `<port>/udp`')
-    .refine((p) => Number(p.split('/')[0]) <= 65535, 'port must be 0 to 65535')
+    .regex(/^[1-9]\d{0,4}\/(tcp|udp)$/, 'must be `<port>/tcp` or `<port>/udp`, the port a number without leading zeros')
+    .refine((p) => Number(p.split('/')[0]) <= 65535, 'port must be 1 to 65535')
     .describe(description);
 
 /**

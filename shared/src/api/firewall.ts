@@ -21,7 +21,8 @@ export const firewallStateRecord = z
   .describe('Firewall state');
 
 // The original accepted one string or an array; the spec says array. One string is accepted and normalized.
-const ports = oneOrMany(portSpec('A port, `<number>/<tcp|udp>`, number 0 to 65535'), 'Ports, each `<number>/<tcp|udp>`');
+// Port 0 (which the original let through) cannot be opened or closed in any packet filter: 1 to 65535 only.
+const ports = oneOrMany(portSpec('A port, `<number>/<tcp|udp>`, number 1 to 65535'), 'Ports, each `<number>/<tcp|udp>`');
 
 export const firewall = defineClass({
   namespace: 'admin',

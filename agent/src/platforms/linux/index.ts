@@ -8,6 +8,7 @@ import { linuxServices } from './services/index.ts';
 import { linuxFs } from './fs.ts';
 import { linuxNetwork } from './network.ts';
 import { linuxSystemmanagerPort } from './systemmanager/index.ts';
+import { linuxFirewall } from './firewall.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -25,6 +26,7 @@ function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
     fs: linuxFs(ctx),
     network: linuxNetwork(ctx),
     systemmanager: linuxSystemmanagerPort(ctx),
+    firewall: linuxFirewall(ctx),
   };
 }
 
