@@ -12,6 +12,7 @@ import { adminSettingsImpl, rpcSettingsImpl } from './settings.ts';
 import { systemmanagerImpl } from './systemmanager.ts';
 import { usersImpl } from './users.ts';
 import { dispatcherImpl } from './dispatcher.ts';
+import { powerdImpl } from './powerd.ts';
 
 export const classes = {
   'admin/settings': adminSettingsImpl,
@@ -27,7 +28,7 @@ export const classes = {
   'admin/jail': null,
   'admin/moused': null,
   'admin/pkg': null,
-  'admin/powerd': null,
+  'admin/powerd': powerdImpl,
   'admin/snapshot': null,
   'admin/update': null,
   'admin/vm': null,

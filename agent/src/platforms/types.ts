@@ -9,6 +9,7 @@ import type { FsPort } from './ports/fs.ts';
 import type { NetworkPort } from './ports/network.ts';
 import type { SystemmanagerPort } from './ports/systemmanager.ts';
 import type { UsersPort } from './ports/users.ts';
+import type { PowerdPort } from './ports/powerd.ts';
 
 export type PlatformKind = 'sim' | 'linux' | 'freebsd';
 
@@ -31,6 +32,7 @@ export interface ClassPorts {
   network: NetworkPort;
   systemmanager: SystemmanagerPort;
   users: UsersPort;
+  powerd: PowerdPort;
 }
 
 export interface Platform {

@@ -8,6 +8,7 @@ import { freebsdSystemmanagerPort } from './systemmanager/index.ts';
 import { freebsdServices } from './services.ts';
 import { freebsdFs } from './fs.ts';
 import { freebsdNetwork } from './network.ts';
+import { freebsdPowerd } from './powerd.ts';
 
 /** What every FreeBSD class port is built from. All host access goes through `runner`. */
 export interface FreebsdContext {
@@ -23,6 +24,7 @@ function freebsdPorts(ctx: FreebsdContext): Partial<ClassPorts> {
     services: freebsdServices(ctx),
     fs: freebsdFs(ctx),
     network: freebsdNetwork(ctx),
+    powerd: freebsdPowerd(ctx),
   };
 }
 

@@ -8,6 +8,7 @@ import { linuxServices } from './services/index.ts';
 import { linuxFs } from './fs.ts';
 import { linuxNetwork } from './network.ts';
 import { linuxSystemmanagerPort } from './systemmanager/index.ts';
+import { linuxPowerd } from './powerd.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -19,7 +20,10 @@ export interface LinuxContext {
 
 /** One line per class that Linux serves. */
 function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
+  // Left out where the host has no cpufreq (see powerd.ts), so `query` does not list it.
+  const powerd = linuxPowerd(ctx);
   return {
+    ...(powerd ? { powerd } : {}),
     users: linuxUsers(ctx),
     services: linuxServices(ctx),
     fs: linuxFs(ctx),

@@ -7,6 +7,7 @@ import { simFs } from './fs.ts';
 import { simNetwork } from './network.ts';
 import { simSystemmanagerPort } from './systemmanager/index.ts';
 import { simUsers } from './users.ts';
+import { simPowerd } from './powerd.ts';
 
 export interface SimPlatform extends Platform {
   readonly store: SimStore;
@@ -28,6 +29,7 @@ function simPorts(ctx: SimContext): Partial<ClassPorts> {
     network: simNetwork(ctx),
     systemmanager: simSystemmanagerPort(ctx),
     users: simUsers(ctx),
+    powerd: simPowerd(ctx),
   };
 }
 
