@@ -31,12 +31,19 @@ const FLAG_TO_OPTION: Record<string, keyof PowerdOptions> = {
 const HZ_PER_MHZ = 1_000_000;
 
 /**
- * The options a `powerd_flags` value sets, the rest at powerd's defaults. Flags powerd knows but the
+ * What powerd runs with when a flag is absent: the interface's defaults, except that powerd(8)
+ * itself uses `hiadaptive` on AC and when the power source is unknown ("The default mode is adaptive
+ * for battery power and hiadaptive for the rest"), so that is what a host without flags reports.
+ */
+const POWERD_RUNS_WITH: PowerdOptions = { ...POWERD_DEFAULTS, ac_power_mode: 'hiadaptive', unknown_power_mode: 'hiadaptive' };
+
+/**
+ * The options a `powerd_flags` value sets, the rest at what powerd uses without them. Flags powerd knows but the
  * interface does not (`-P pidfile`, `-v`, `-N`) are kept aside in `other` so a rewrite keeps them;
  * a value powerd would refuse leaves that option at its default.
  */
 export function parsePowerdFlags(flags: string): { options: PowerdOptions; other: string[] } {
-  const options = { ...POWERD_DEFAULTS };
+  const options = { ...POWERD_RUNS_WITH };
   const other: string[] = [];
   const words = flags.trim().split(/\s+/).filter(Boolean);
   for (let i = 0; i < words.length; i++) {
@@ -62,7 +69,7 @@ export function parsePowerdFlags(flags: string): { options: PowerdOptions; other
 /**
  * The `powerd_flags` value for an option set: every mode, threshold and the interval spelled out
  * (so the file says what runs), the frequency limits only when set (powerd has no "no limit" value).
- * A limit below 1 MHz cannot be given to powerd; `null` names the option that is.
+ * A limit below 1 MHz cannot be given to powerd: `tooFine` names the option that is.
  */
 export function powerdFlags(options: PowerdOptions, other: readonly string[] = []): { flags: string } | { tooFine: keyof PowerdOptions } {
   const words: string[] = [];
