@@ -13,6 +13,7 @@ import { systemmanagerImpl } from './systemmanager.ts';
 import { usersImpl } from './users.ts';
 import { dispatcherImpl } from './dispatcher.ts';
 import { powerdImpl } from './powerd.ts';
+import { mousedImpl } from './moused.ts';
 
 export const classes = {
   'admin/settings': adminSettingsImpl,
@@ -26,7 +27,7 @@ export const classes = {
   'admin/beadm': null,
   'admin/firewall': null,
   'admin/jail': null,
-  'admin/moused': null,
+  'admin/moused': mousedImpl,
   'admin/pkg': null,
   'admin/powerd': powerdImpl,
   'admin/snapshot': null,

@@ -10,6 +10,7 @@ import type { NetworkPort } from './ports/network.ts';
 import type { SystemmanagerPort } from './ports/systemmanager.ts';
 import type { UsersPort } from './ports/users.ts';
 import type { PowerdPort } from './ports/powerd.ts';
+import type { MousedPort } from './ports/moused.ts';
 
 export type PlatformKind = 'sim' | 'linux' | 'freebsd';
 
@@ -33,6 +34,7 @@ export interface ClassPorts {
   systemmanager: SystemmanagerPort;
   users: UsersPort;
   powerd: PowerdPort;
+  moused: MousedPort;
 }
 
 export interface Platform {

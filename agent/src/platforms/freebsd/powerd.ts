@@ -6,11 +6,11 @@
  */
 import { badRequest } from '@hostadm/shared/protocol/errors.ts';
 import type { FreebsdContext } from './index.ts';
-import type { CommandRunner } from '../../runner/runner.ts';
 import type { PowerdPort } from '../ports/powerd.ts';
 import { commandFailed } from '../common/host-command.ts';
 import { parsePowerdFlags, powerdFlags, rcYes } from './parse/powerd.ts';
 import { alreadyInState } from './parse/services.ts';
+import { sysrcGet, sysrcSet } from './rc-conf.ts';
 
 const QUICK = { timeoutMs: 30_000 };
 
@@ -54,18 +54,4 @@ export function freebsdPowerd(ctx: FreebsdContext): PowerdPort {
       if (result.code !== 0) throw commandFailed('service powerd onerestart', result);
     },
   };
-}
-
-/** An rc.conf variable's value as sysrc reads it (defaults included); empty when unset everywhere. */
-export async function sysrcGet(runner: CommandRunner, name: string): Promise<string> {
-  const result = await runner.run(['sysrc', '-n', '--', name], QUICK);
-  if (result.code === 0) return result.stdout.replace(/\n$/, '');
-  // sysrc exits 1 with "unknown variable" for a name set nowhere, which is an empty value here.
-  if (/unknown variable/.test(result.stderr)) return '';
-  throw commandFailed(`sysrc -n ${name}`, result);
-}
-
-export async function sysrcSet(runner: CommandRunner, name: string, value: string): Promise<void> {
-  const result = await runner.run(['sysrc', '--', `${name}=${value}`], QUICK);
-  if (result.code !== 0) throw commandFailed(`sysrc ${name}=${value}`, result);
 }

@@ -8,6 +8,7 @@ import { simNetwork } from './network.ts';
 import { simSystemmanagerPort } from './systemmanager/index.ts';
 import { simUsers } from './users.ts';
 import { simPowerd } from './powerd.ts';
+import { simMoused } from './moused.ts';
 
 export interface SimPlatform extends Platform {
   readonly store: SimStore;
@@ -30,6 +31,7 @@ function simPorts(ctx: SimContext): Partial<ClassPorts> {
     systemmanager: simSystemmanagerPort(ctx),
     users: simUsers(ctx),
     powerd: simPowerd(ctx),
+    moused: simMoused(ctx),
   };
 }
 
