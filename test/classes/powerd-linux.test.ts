@@ -150,13 +150,14 @@ test('every option range is enforced: 400 naming the option, the tree and the op
   assert.equal(policyFile(sys, 'policy0', 'scaling_governor'), 'schedutil', 'adaptive on AC, still');
 });
 
-test('a host without cpufreq does not serve powerd: query leaves it out and a call is a 404', async (t) => {
+test('a host without cpufreq does not serve powerd (nor Linux moused): query leaves them out and a call is a 404', async (t) => {
   const sys = mkdtempSync(join(tmpdir(), 'hostadm-nocpufreq-'));
   t.after(() => rmSync(sys, { recursive: true, force: true }));
   mkdirSync(join(sys, 'devices/system/cpu/cpu0'), { recursive: true });
   const { root } = await linuxAgent(t, sys);
   const query = (await root.request('rpc', 'query', {})).args as Record<string, string>;
   assert.equal(query['admin/powerd'], undefined);
+  assert.equal(query['admin/moused'], undefined, 'no console mouse daemon is driven on Linux');
   assert.ok(query['admin/services'], 'other classes are served');
   const err = expectError(await root.call('powerd', 'list_status'), 404);
   assert.match(err.message, /not available on this host/);
