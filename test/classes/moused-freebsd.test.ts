@@ -93,7 +93,12 @@ class LaptopHost extends RecordingRunner {
       return answer(`${name}: ${before} -> ${value}\n`);
     }
     if (cmd === 'service' && a1 === 'moused') {
-      const device = a3 ?? '';
+      if (a3 === undefined) {
+        // The default instance (rc.conf's moused_enable on moused_port).
+        this.defaultOn = a2 !== 'onestop';
+        return answer(a2 === 'onestop' ? 'Stopping moused.\n' : 'Starting default moused.\n');
+      }
+      const device = a3;
       if (a2 === 'onestop' && !this.active.has(device)) return answer('', 1, `moused not running? (check /var/run/moused.${device}.pid).\n`);
       if (a2 === 'onestop') this.active.delete(device);
       else this.active.add(device);
@@ -177,6 +182,11 @@ test('stopping a device whose daemon is not running counts as done; unknown devi
   const host = new LaptopHost();
   const root = await laptopAgent(t, host);
   assert.deepEqual(await okCall(root, 'moused', 'set_device_inactive', { device: 'ums2' }), { set_device_inactive: { stopped: 'ums2' } });
+  // psm0 is served by the default instance (moused.pid on moused_port): stopped as such, without a device.
+  host.calls.length = 0;
+  assert.deepEqual(await okCall(root, 'moused', 'set_device_inactive', { device: 'psm0' }), { set_device_inactive: { stopped: 'psm0' } });
+  assert.deepEqual(host.calls.at(-1), ['service', 'moused', 'onestop']);
+  assert.deepEqual(await okCall(root, 'moused', 'list_devices_active'), { list_devices_active: { active_devices: ['ums0'] } });
   host.calls.length = 0;
   assertRefusedNaming(await root.call('moused', 'set_device_active', { device: 'ums7' }), 'device', 'unknown');
   assert.ok(!host.calls.some((c) => c[0] === 'service' || (c[0] === 'sysrc' && c[1] === '--')), 'nothing changed');

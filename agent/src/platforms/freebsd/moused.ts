@@ -5,7 +5,8 @@
  * (or `moused.pid` for the default instance on `moused_port`). Options live in rc.conf's
  * `moused_<dev>_flags`, which rc.d/moused prefers to `moused_flags` (`${moused_<dev>_flags-$moused_flags}`),
  * so a device without its own variable reads the general flags, and writing gives it its own.
- * Start/stop/restart use the `one...` forms so they work whatever `moused_<dev>_enable` says.
+ * Start/stop/restart use the `one...` forms so they work whatever `moused_<dev>_enable` says; the
+ * default instance is stopped and restarted as such (`service moused onestop`, no device).
  */
 import { posix } from 'node:path';
 import type { FreebsdContext } from './index.ts';
@@ -25,8 +26,18 @@ export function freebsdMoused(ctx: FreebsdContext): MousedPort {
     return result.stdout;
   };
   const flagsOf = async (device: string): Promise<string> => (await sysrcLookup(runner, `moused_${device}_flags`)) ?? (await sysrcGet(runner, 'moused_flags'));
+  /**
+   * The rc.d argument addressing a device's daemon: the device, except for the default instance
+   * (rc.conf's moused_enable on moused_port, pid file moused.pid), which rc.d/moused addresses without one.
+   */
+  const instanceArgs = async (device: string): Promise<string[]> => {
+    const pids = parseMousedPidFiles(await ls('/var/run'));
+    if (pids.devices.has(device) || !pids.defaultInstance) return [device];
+    return posix.basename(await sysrcGet(runner, 'moused_port')) === device ? [] : [device];
+  };
   const service = async (verb: 'onestart' | 'onestop' | 'onerestart', device: string): Promise<void> => {
-    const result = await runner.run(['service', 'moused', verb, device], QUICK);
+    const args = verb === 'onestart' ? [device] : await instanceArgs(device);
+    const result = await runner.run(['service', 'moused', verb, ...args], QUICK);
     if (result.code === 0) return;
     const output = `${result.stdout}\n${result.stderr}`;
     if (verb === 'onestart' && alreadyInState('start', output)) return;
