@@ -13,6 +13,8 @@ import { systemmanagerImpl } from './systemmanager.ts';
 import { usersImpl } from './users.ts';
 import { dispatcherImpl } from './dispatcher.ts';
 import { firewallImpl } from './firewall.ts';
+import { powerdImpl } from './powerd.ts';
+import { mousedImpl } from './moused.ts';
 
 export const classes = {
   'admin/settings': adminSettingsImpl,
@@ -26,9 +28,9 @@ export const classes = {
   'admin/beadm': null,
   'admin/firewall': firewallImpl,
   'admin/jail': null,
-  'admin/moused': null,
+  'admin/moused': mousedImpl,
   'admin/pkg': null,
-  'admin/powerd': null,
+  'admin/powerd': powerdImpl,
   'admin/snapshot': null,
   'admin/update': null,
   'admin/vm': null,

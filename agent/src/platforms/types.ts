@@ -10,6 +10,8 @@ import type { NetworkPort } from './ports/network.ts';
 import type { SystemmanagerPort } from './ports/systemmanager.ts';
 import type { UsersPort } from './ports/users.ts';
 import type { FirewallPort } from './ports/firewall.ts';
+import type { PowerdPort } from './ports/powerd.ts';
+import type { MousedPort } from './ports/moused.ts';
 
 export type PlatformKind = 'sim' | 'linux' | 'freebsd';
 
@@ -33,6 +35,8 @@ export interface ClassPorts {
   systemmanager: SystemmanagerPort;
   users: UsersPort;
   firewall: FirewallPort;
+  powerd: PowerdPort;
+  moused: MousedPort;
 }
 
 export interface Platform {

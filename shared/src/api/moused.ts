@@ -19,19 +19,30 @@ export const pointerDeviceRecord = z
   })
   .describe('A pointer device');
 
+const ACCEL_EXPONENTIAL = { min: 1, max: 2, integer: false } as const;
+const ACCEL_LINEAR = { min: 0.01, max: 100, integer: false } as const;
+const DRIFT = { min: 0, max: 1000, integer: true } as const;
+
 /** Option arguments of `set_device_options` (spec "Pointer device options"); values normalized to strings. */
 const optionArgs = {
-  accel_exponential: rangedNumber('Exponential acceleration, 1.0 to 2.0', { min: 1, max: 2, integer: false }).optional(),
-  accel_linear: rangedNumber('Linear acceleration, 0.01 to 100.00', { min: 0.01, max: 100, integer: false }).optional(),
+  accel_exponential: rangedNumber('Exponential acceleration, 1.0 to 2.0', ACCEL_EXPONENTIAL).optional(),
+  accel_linear: rangedNumber('Linear acceleration, 0.01 to 100.00', ACCEL_LINEAR).optional(),
   emulate_button_3: boolArg('Emulate the middle button by pressing both buttons').optional(),
   hand_mode: z.enum(HAND_MODES).describe('`left` swaps the buttons, `right` is the default').optional(),
   resolution: z.enum(RESOLUTIONS).describe('Resolution: `low`, `medium-low`, `medium-high` or `high`').optional(),
-  terminate_drift_threshold_pixels: rangedNumber('Drift termination threshold in pixels, 0 to 1000', {
-    min: 0,
-    max: 1000,
-    integer: true,
-  }).optional(),
+  terminate_drift_threshold_pixels: rangedNumber('Drift termination threshold in pixels, 0 to 1000', DRIFT).optional(),
   virtual_scrolling: boolArg('Scroll by moving with the middle button held').optional(),
+};
+
+/** What `list_device_options` reports: exactly the rules the `set_device_options` schema above enforces. */
+export const MOUSED_OPTION_RULES: { readonly [K in keyof typeof optionArgs]: string | string[] } = {
+  accel_exponential: 'float min=1.0 max=2.0',
+  accel_linear: 'float min=0.01 max=100.00',
+  emulate_button_3: ['true', 'false'],
+  hand_mode: [...HAND_MODES],
+  resolution: [...RESOLUTIONS],
+  terminate_drift_threshold_pixels: `int min=${DRIFT.min} max=${DRIFT.max}`,
+  virtual_scrolling: ['true', 'false'],
 };
 
 /** Pointer device options as `read_device_options` / `set_device_options` report them (strings), plus `device`. */
@@ -47,6 +58,20 @@ export const pointerOptionsRecord = z
     device: str('Device name'),
   })
   .describe('Pointer device options');
+
+export type PointerOptions = Omit<z.infer<typeof pointerOptionsRecord>, 'device'>;
+export type PointerDevice = z.infer<typeof pointerDeviceRecord>;
+
+/** moused(8)'s behaviour with no flags. */
+export const POINTER_DEFAULTS: PointerOptions = {
+  accel_exponential: '1.0',
+  accel_linear: '1.0',
+  emulate_button_3: 'false',
+  hand_mode: 'right',
+  resolution: 'medium-low',
+  terminate_drift_threshold_pixels: '0',
+  virtual_scrolling: 'false',
+};
 
 const optionDescriptions = keyedBy(
   'Option name',

@@ -29,24 +29,31 @@ const cpuFreq = (description: string) =>
     .transform(String)
     .describe(description);
 
+const PERCENT = { min: 1, max: 100, integer: true } as const;
+const POLLING = { min: 1, integer: true } as const;
+
 /** Option arguments of `set_options`; values are normalized to the strings written into the daemon's flags. */
 const optionArgs = {
   ac_power_mode: powerMode('Mode on AC power: `maximum`, `hiadaptive`, `adaptive` or `minimum`').optional(),
   battery_power_mode: powerMode('Mode on battery: `maximum`, `hiadaptive`, `adaptive` or `minimum`').optional(),
   unknown_power_mode: powerMode('Mode when the power source is unknown').optional(),
-  adaptive_lower_threshold_percent: rangedNumber('CPU load percent below which adaptive modes lower the frequency, 1 to 100', {
-    min: 1,
-    max: 100,
-    integer: true,
-  }).optional(),
-  adaptive_raise_threshold_percent: rangedNumber('CPU load percent above which adaptive modes raise the frequency, 1 to 100', {
-    min: 1,
-    max: 100,
-    integer: true,
-  }).optional(),
+  adaptive_lower_threshold_percent: rangedNumber('CPU load percent below which adaptive modes lower the frequency, 1 to 100', PERCENT).optional(),
+  adaptive_raise_threshold_percent: rangedNumber('CPU load percent above which adaptive modes raise the frequency, 1 to 100', PERCENT).optional(),
   max_cpu_freq: cpuFreq('Highest CPU frequency in Hz (greater than 0; -1 = no limit)').optional(),
   min_cpu_freq: cpuFreq('Lowest CPU frequency in Hz (greater than 0; -1 = no limit)').optional(),
-  polling_interval_ms: rangedNumber('Polling interval in milliseconds, greater than 0', { min: 1, integer: true }).optional(),
+  polling_interval_ms: rangedNumber('Polling interval in milliseconds, greater than 0', POLLING).optional(),
+};
+
+/** What `list_options` reports: exactly the rules the `set_options` schema above enforces. */
+export const POWERD_OPTION_RULES: { readonly [K in keyof typeof optionArgs]: string | string[] } = {
+  ac_power_mode: [...POWER_MODES_LISTED],
+  battery_power_mode: [...POWER_MODES_LISTED],
+  unknown_power_mode: [...POWER_MODES_LISTED],
+  adaptive_lower_threshold_percent: `int min=${PERCENT.min} max=${PERCENT.max}`,
+  adaptive_raise_threshold_percent: `int min=${PERCENT.min} max=${PERCENT.max}`,
+  max_cpu_freq: 'int Hz min=1 (-1 = no limit)',
+  min_cpu_freq: 'int Hz min=1 (-1 = no limit)',
+  polling_interval_ms: `int min=${POLLING.min}`,
 };
 
 /** Power daemon options as `read_options` / `set_options` report them (all strings). */
@@ -62,6 +69,20 @@ export const powerdOptionsRecord = z
     polling_interval_ms: str('Polling interval in milliseconds (default `250`)'),
   })
   .describe('Power daemon options');
+
+export type PowerdOptions = z.infer<typeof powerdOptionsRecord>;
+
+/** The options a power daemon starts with when nothing is configured (powerd(8)'s defaults). */
+export const POWERD_DEFAULTS: PowerdOptions = {
+  ac_power_mode: 'adaptive',
+  battery_power_mode: 'adaptive',
+  unknown_power_mode: 'adaptive',
+  adaptive_lower_threshold_percent: '50',
+  adaptive_raise_threshold_percent: '75',
+  max_cpu_freq: '-1',
+  min_cpu_freq: '-1',
+  polling_interval_ms: '250',
+};
 
 /** `list_status`: whether the daemon starts at boot and whether it runs. */
 export const powerdStatusRecord = z

@@ -9,6 +9,8 @@ import { freebsdServices } from './services.ts';
 import { freebsdFs } from './fs.ts';
 import { freebsdNetwork } from './network.ts';
 import { freebsdFirewall } from './firewall.ts';
+import { freebsdPowerd } from './powerd.ts';
+import { freebsdMoused } from './moused.ts';
 
 /** What every FreeBSD class port is built from. All host access goes through `runner`. */
 export interface FreebsdContext {
@@ -25,6 +27,8 @@ function freebsdPorts(ctx: FreebsdContext): Partial<ClassPorts> {
     fs: freebsdFs(ctx),
     network: freebsdNetwork(ctx),
     firewall: freebsdFirewall(ctx),
+    powerd: freebsdPowerd(ctx),
+    moused: freebsdMoused(ctx),
   };
 }
 

@@ -9,6 +9,7 @@ import { linuxFs } from './fs.ts';
 import { linuxNetwork } from './network.ts';
 import { linuxSystemmanagerPort } from './systemmanager/index.ts';
 import { linuxFirewall } from './firewall.ts';
+import { linuxPowerd } from './powerd.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -20,7 +21,10 @@ export interface LinuxContext {
 
 /** One line per class that Linux serves. */
 function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
+  // Left out where the host has no cpufreq (see powerd.ts), so `query` does not list it.
+  const powerd = linuxPowerd(ctx);
   return {
+    ...(powerd ? { powerd } : {}),
     users: linuxUsers(ctx),
     services: linuxServices(ctx),
     fs: linuxFs(ctx),

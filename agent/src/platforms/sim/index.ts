@@ -8,6 +8,8 @@ import { simNetwork } from './network.ts';
 import { simSystemmanagerPort } from './systemmanager/index.ts';
 import { simUsers } from './users.ts';
 import { simFirewall } from './firewall.ts';
+import { simPowerd } from './powerd.ts';
+import { simMoused } from './moused.ts';
 
 export interface SimPlatform extends Platform {
   readonly store: SimStore;
@@ -30,6 +32,8 @@ function simPorts(ctx: SimContext): Partial<ClassPorts> {
     systemmanager: simSystemmanagerPort(ctx),
     users: simUsers(ctx),
     firewall: simFirewall(ctx),
+    powerd: simPowerd(ctx),
+    moused: simMoused(ctx),
   };
 }
 
