@@ -62,6 +62,22 @@ async function hostBehindBridge(
   return { bridge, agent };
 }
 
+/** The SDK reaching `web1` through `bridgeUrl` with `key` (first use accepted), optionally enrolling and signing in by password. */
+function reachWeb1(bridgeUrl: string, key: TestKey, options: { joinToken?: string; password?: string } = {}) {
+  return connect({
+    transport: bridgeTransport({
+      bridgeUrl,
+      host: { name: 'web1' },
+      key: keyPems(key),
+      ...(options.joinToken ? { joinToken: options.joinToken } : {}),
+      onHostKey: () => true,
+      webSocket: NodeWebSocket,
+    }),
+    ...(options.password !== undefined ? { auth: { username: 'admin', password: options.password } } : {}),
+    reconnect: false,
+  });
+}
+
 /** Every file under `dir`, as text (the bridge's database, WAL and secrets). */
 function filesUnder(dir: string): string {
   let out = '';
@@ -77,18 +93,7 @@ test('a password sign-in inside the channel crosses the bridge sealed: not in an
   const { bridge } = await hostBehindBridge(t, { password });
   const middle = await recordingMiddle(t, bridge.url);
   const key = rsaKey();
-  const first = await connect({
-    transport: bridgeTransport({
-      bridgeUrl: middle.url,
-      host: { name: 'web1' },
-      key: keyPems(key),
-      joinToken: await bridge.token('client'),
-      onHostKey: () => true,
-      webSocket: NodeWebSocket,
-    }),
-    auth: { username: 'admin', password },
-    reconnect: false,
-  });
+  const first = await reachWeb1(middle.url, key, { joinToken: await bridge.token('client'), password });
   assert.equal(first.session?.method, 'password');
   await first.registerKey({ privatePem: keyPems(key).privatePem, certPem: keyPems(key).publicPem, nickname: 'first contact' });
   await first.close();
@@ -100,10 +105,7 @@ test('a password sign-in inside the channel crosses the bridge sealed: not in an
   if (BRIDGE_RUNTIME === 'node') assert.ok(!filesUnder(bridge.dataDir).includes(password), "nor in the bridge's files");
 
   // The next connection proves the key and is signed in with no password at all.
-  const second = await connect({
-    transport: bridgeTransport({ bridgeUrl: bridge.url, host: { name: 'web1' }, key: keyPems(key), onHostKey: () => true, webSocket: NodeWebSocket }),
-    reconnect: false,
-  });
+  const second = await reachWeb1(bridge.url, key);
   t.after(() => second.close());
   assert.equal(second.session?.method, 'key', "signed in by the channel's key proof alone");
   assert.ok((await second.admin.systemmanager.memorystats()).memorystats);
@@ -155,31 +157,14 @@ test('a host that refuses passwords is not offered to a client naming it, and it
     webSocket: NodeWebSocket,
   });
   assert.deepEqual(hosts, [], 'nothing to reach: the host accepts neither this key nor a password');
-  await assert.rejects(
-    connect({
-      transport: bridgeTransport({ bridgeUrl: bridge.url, host: { name: 'web1' }, key: keyPems(key), onHostKey: () => true, webSocket: NodeWebSocket }),
-      auth: { username: 'admin', password: 'unused' },
-      reconnect: false,
-    }),
-    /web1 is not online .* for this key \(hosts this key may reach: none\)/,
-  );
+  await assert.rejects(reachWeb1(bridge.url, key, { password: 'unused' }), /web1 is not online .* for this key \(hosts this key may reach: none\)/);
 });
 
 test('a host that accepts passwords but is given none: a clear error naming what to do, not a silent 401', async (t) => {
   const { bridge } = await hostBehindBridge(t, { password: 'unused' });
   const key = rsaKey();
   await assert.rejects(
-    connect({
-      transport: bridgeTransport({
-        bridgeUrl: bridge.url,
-        host: { name: 'web1' },
-        key: keyPems(key),
-        joinToken: await bridge.token('client'),
-        onHostKey: () => true,
-        webSocket: NodeWebSocket,
-      }),
-      reconnect: false,
-    }),
+    reachWeb1(bridge.url, key, { joinToken: await bridge.token('client') }),
     (e: unknown) => e instanceof KeyNotRegisteredError && /does not know this key yet/.test(e.message),
   );
 });

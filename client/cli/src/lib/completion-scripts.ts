@@ -88,10 +88,9 @@ const HEADER = (
 # ${install}
 `;
 
-function bash(model: CompletionModel): string {
-  const cases = [...table(model)].map(([key, c]) => `    ${sq(key)}) _hostadm_reply=(${c.map((x) => sq(x.value)).join(' ')}) ;;`).join('\n');
-  return `${HEADER('bash', 'Load it with: source <(hostadm completion bash), or save it as ~/.local/share/bash-completion/completions/hostadm')}
-_hostadm_is_command() {
+/** The shell functions bash and zsh scripts share: which words are commands, which options take a value, and the candidates per position. */
+function posixHelpers(model: CompletionModel, cases: string): string {
+  return `_hostadm_is_command() {
   case $1 in
     ${commandPaths(model).map(sq).join('|')}) return 0 ;;
   esac
@@ -111,7 +110,13 @@ _hostadm_words() {
 ${cases}
   esac
 }
+`;
+}
 
+function bash(model: CompletionModel): string {
+  const cases = [...table(model)].map(([key, c]) => `    ${sq(key)}) _hostadm_reply=(${c.map((x) => sq(x.value)).join(' ')}) ;;`).join('\n');
+  return `${HEADER('bash', 'Load it with: source <(hostadm completion bash), or save it as ~/.local/share/bash-completion/completions/hostadm')}
+${posixHelpers(model, cases)}
 _hostadm() {
   local line=\${COMP_LINE:0:COMP_POINT} cur='' path='' key word skip=0
   local -a words=() args=()
@@ -153,27 +158,7 @@ function zsh(model: CompletionModel): string {
   const cases = [...table(model)].map(([key, c]) => `    ${sq(key)}) _hostadm_reply=(${c.map(zq).join(' ')}) ;;`).join('\n');
   return `#compdef hostadm
 ${HEADER('zsh', 'Load it with: source <(hostadm completion zsh) (after compinit), or save it as _hostadm in a directory of $fpath')}
-_hostadm_is_command() {
-  case $1 in
-    ${commandPaths(model).map(sq).join('|')}) return 0 ;;
-  esac
-  return 1
-}
-
-_hostadm_takes_value() {
-  case "$1|$2" in
-    ${valueOptions(model).map(sq).join('|')}) return 0 ;;
-  esac
-  return 1
-}
-
-_hostadm_words() {
-  _hostadm_reply=()
-  case $1 in
-${cases}
-  esac
-}
-
+${posixHelpers(model, cases)}
 _hostadm() {
   local cur=\${words[CURRENT]} path='' key word skip=0
   local -a args _hostadm_reply
