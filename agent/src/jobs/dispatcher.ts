@@ -3,19 +3,17 @@
  * parallel up to a bound; `pkg_queue` and `jail_queue` run one job at a time in FIFO order (the
  * package tool and the jail tool take a global lock). Every accepted job is in SQLite first.
  */
-import type { Logger } from 'pino';
 import { QUEUES, type QueueName } from '@hostadm/shared/protocol/define.ts';
 import type { jobRecord } from '@hostadm/shared/api/dispatcher.ts';
 import type { z } from 'zod';
 import { HostadmError, badRequest } from '@hostadm/shared/protocol/errors.ts';
-import type { CommandRunner } from '../runner/runner.ts';
-import type { EventBus } from '../events/bus.ts';
 import { maySee, ownedBy, type Viewer } from '../events/audience.ts';
-import type { Clock } from '../server/context.ts';
 import { JobLog } from './job-log.ts';
-import type { JobStore, StoredJob } from './job-store.ts';
+import type { StoredJob } from './job-store.ts';
 import { jobEventPayload } from './job-events.ts';
-import type { DispatcherConfig, JobContext, JobOutcome, JobSubmission, JobType } from './types.ts';
+import type { DispatcherDeps, JobContext, JobOutcome, JobSubmission, JobType } from './types.ts';
+
+export type { DispatcherDeps } from './types.ts';
 
 interface ActiveJob {
   readonly record: StoredJob;
@@ -30,15 +28,6 @@ interface ActiveJob {
   flushTimer: NodeJS.Timeout | null;
   lastPersist: number;
   done: Promise<void> | null;
-}
-
-export interface DispatcherDeps {
-  store: JobStore;
-  runner: CommandRunner;
-  events: EventBus;
-  clock: Clock;
-  logger: Logger;
-  config: DispatcherConfig;
 }
 
 const INTERRUPTED = 'interrupted: the agent stopped while this job was running';

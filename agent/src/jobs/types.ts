@@ -4,7 +4,11 @@
  */
 import type { QueueName } from '@hostadm/shared/protocol/define.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
-import type { RunResult } from '../runner/runner.ts';
+import type { Logger } from 'pino';
+import type { CommandRunner, RunResult } from '../runner/runner.ts';
+import type { EventBus } from '../events/bus.ts';
+import type { Clock } from '../server/context.ts';
+import type { JobStore } from './job-store.ts';
 
 export type JobState = 'pending' | 'running' | 'finished';
 
@@ -96,3 +100,13 @@ export const DEFAULT_DISPATCHER_CONFIG: DispatcherConfig = {
   killGraceMs: 3000,
   progressIntervalMs: 250,
 };
+
+/** What the dispatcher works with: where jobs are kept, how commands run, where events go. */
+export interface DispatcherDeps {
+  store: JobStore;
+  runner: CommandRunner;
+  events: EventBus;
+  clock: Clock;
+  logger: Logger;
+  config: DispatcherConfig;
+}

@@ -12,6 +12,10 @@
  */
 
 import type { SignaturePurpose } from '@hostadm/shared/crypto/signed-messages.ts';
+import type { RelayConfigOverrides } from './config.ts';
+import type { Allocate } from './frames.ts';
+import type { Peer } from './peer.ts';
+import type { PruneMark } from './retention.ts';
 
 export type PeerKind = 'agent' | 'client';
 export type KeyAlgorithm = 'rsa' | 'ed25519';
@@ -129,4 +133,27 @@ export interface RelayLogger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
+}
+
+/** What a Relay is built from: its store, crypto, clock and logger, and the runtime's hooks. */
+export interface RelayDeps {
+  store: KeyStore;
+  crypto: KeyCrypto;
+  clock: Clock;
+  logger: RelayLogger;
+  /** HS256 secret for join tokens. */
+  joinSecret: Uint8Array;
+  /** What `rpc/identify` on the bridge answers as `hostname`. */
+  hostname: string;
+  config?: RelayConfigOverrides;
+  /** Allocates outgoing byte frames (default: a zeroed Uint8Array; Node passes Buffer.allocUnsafe, pooled). */
+  allocate?: Allocate;
+  /**
+   * Called after each API call of a peer (identify reply, auth_ssl, list_ssl_checksums, bridge_keys,
+   * bridge_enroll: the only things that change what `savePeer` keeps). A runtime that loses its
+   * memory between events (a hibernating Durable Object) saves the peer here and `restore`s it later.
+   */
+  persist?: (peer: Peer) => void;
+  /** Where the time of the last store prune is kept (default: memory; a Durable Object: its storage). */
+  pruneMark?: PruneMark;
 }

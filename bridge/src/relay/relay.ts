@@ -36,29 +36,11 @@ import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
 import { NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
 import { SignedInIndex } from './signed-in.ts';
 import { StoreRetention, type PruneMark } from './retention.ts';
-import type { Clock, KeyCrypto, KeyRecord, KeyStore, PeerKind, PeerSocket, RelayLogger } from './ports.ts';
+import type { Clock, KeyCrypto, KeyRecord, KeyStore, PeerKind, PeerSocket, RelayDeps, RelayLogger } from './ports.ts';
+import { isLoopback } from './addresses.ts';
 
-export interface RelayDeps {
-  store: KeyStore;
-  crypto: KeyCrypto;
-  clock: Clock;
-  logger: RelayLogger;
-  /** HS256 secret for join tokens. */
-  joinSecret: Uint8Array;
-  /** What `rpc/identify` on the bridge answers as `hostname`. */
-  hostname: string;
-  config?: RelayConfigOverrides;
-  /** Allocates outgoing byte frames (default: a zeroed Uint8Array; Node passes Buffer.allocUnsafe, pooled). */
-  allocate?: Allocate;
-  /**
-   * Called after each API call of a peer (identify reply, auth_ssl, list_ssl_checksums, bridge_keys,
-   * bridge_enroll: the only things that change what `savePeer` keeps). A runtime that loses its
-   * memory between events (a hibernating Durable Object) saves the peer here and `restore`s it later.
-   */
-  persist?: (peer: Peer) => void;
-  /** Where the time of the last store prune is kept (default: memory; a Durable Object: its storage). */
-  pruneMark?: PruneMark;
-}
+export type { RelayDeps } from './ports.ts';
+export { isLoopback } from './addresses.ts';
 
 export class Relay implements ApiHost {
   readonly config: RelayConfig;
@@ -417,8 +399,3 @@ export class Relay implements ApiHost {
 const NON_ASCII = /[^\x00-\x7f]/;
 
 const IDENTIFY_REQUEST = JSON.stringify(BRIDGE_IDENT_REQUEST);
-
-export function isLoopback(address: string): boolean {
-  const a = address.replace(/^::ffff:/i, '');
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(a) || a === '::1';
-}
