@@ -1,23 +1,19 @@
 /**
  * A bridged CLI call, end to end: `hostadm up` (a Node bridge and a sim agent joined to it, a client
  * key and a profile) runs in its own process, then `hostadm call systemmanager memorystats --profile P`
- * is spawned N times: bridge sign-in, the hsc1 channel to the host (whose key proof signs the client
- * in), the call, exit. Reported: the median (and p90) from spawn to exit, and the same for
- * `hostadm --version` so the part the bridge and the host add can be read off.
+ * is timed from spawn to exit (bridge sign-in, the hsc1 channel to the host, whose key proof signs the
+ * client in, the call) in alternating pairs with `hostadm --version`: the ratio is what the bridge, the
+ * channel and the host add to starting the CLI at all (target ≤ 2×), with its spread (ab-pairs.ts).
  *
- * On loopback one relayed round trip (the auth_token resume a bridged call no longer sends) is a few
- * milliseconds, below this figure's run-to-run spread on a shared machine (±20 ms): compare medians of
- * several runs, alternating the builds compared.
- *
- * Run: node test/bench/bridged-call.bench.ts [iterations]   (or `npm run bench bridged-call`)
+ * Run: node test/bench/bridged-call.bench.ts [pairs]   (or `npm run bench bridged-call`)
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { alternatePairs, formatRatio, median, reportTarget } from './ab-pairs.ts';
 
-const N = Number(process.argv[2] ?? process.env.BENCH_ITERATIONS ?? 15);
-const WARMUP = 2;
+const PAIRS = Number(process.argv[2] ?? process.env.BENCH_ITERATIONS ?? 15);
 const root = new URL('../..', import.meta.url).pathname;
 const hostadm = join(root, 'node_modules/.bin/hostadm');
 const PROFILE = 'bench';
@@ -36,16 +32,6 @@ function run(args: string[]): Promise<number> {
   );
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-
-async function measure(label: string, args: string[]): Promise<void> {
-  for (let i = 0; i < WARMUP; i++) await run(args);
-  const times: number[] = [];
-  for (let i = 0; i < N; i++) times.push(await run(args));
-  times.sort((a, b) => a - b);
-  console.log(`${label.padEnd(60)} p50 ${pct(times, 50).toFixed(0).padStart(4)} ms  p90 ${pct(times, 90).toFixed(0).padStart(4)} ms  (${N} runs)`);
-}
-
 const up = spawn(hostadm, ['up', '--port-bridge', '0', '--port-agent', '0', '--data', join(top, 'data'), '--profile', PROFILE], {
   env,
   stdio: ['ignore', 'pipe', 'pipe'],
@@ -59,9 +45,16 @@ try {
     if (Date.now() > deadline || up.exitCode !== null) throw new Error(`hostadm up did not start:\n${banner}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  console.log(`bridged CLI call through a Node bridge (hostadm up), ${N} runs each after ${WARMUP} warm-up runs`);
-  await measure('hostadm --version', ['--version']);
-  await measure(`hostadm call systemmanager memorystats --profile ${PROFILE}`, ['call', 'systemmanager', 'memorystats', '--profile', PROFILE]);
+  console.log(`bridged CLI call through a Node bridge (hostadm up), ${PAIRS} alternating pairs after 2 warm-up pairs`);
+  const { ratio, a, b } = await alternatePairs(
+    () => run(['--version']),
+    () => run(['call', 'systemmanager', 'memorystats', '--profile', PROFILE]),
+    PAIRS,
+  );
+  console.log(
+    `hostadm call systemmanager memorystats (bridged) / hostadm --version: ${formatRatio(ratio)}   medians ${median(b).toFixed(0)} / ${median(a).toFixed(0)} ms`,
+  );
+  reportTarget('CLI: a bridged hostadm call vs hostadm --version', ratio, 2);
 } finally {
   up.kill('SIGTERM');
   await new Promise((r) => up.once('close', r));

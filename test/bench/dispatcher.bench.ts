@@ -1,11 +1,14 @@
 /**
  * Dispatcher throughput and event latency (a measurement, not a test):
- * - jobs/s through `dispatcher run` for a trivial command (`true`), with the default parallelism;
+ * - jobs/s through `dispatcher run` for a trivial command (`true`, really run: the sim agent here has
+ *   host commands on), with the default parallelism, against raw `spawn` of the same command with the
+ *   same parallelism in the same run (their ratio is what the dispatcher's bookkeeping costs);
  * - round trip from `run` request to the job's completion event;
  * - event latency from publish in the agent to receipt by a subscribed WebSocket client.
  */
 import { startTestAgent, TestClient, type Envelope } from '../helpers/agent.ts';
 import { EVERYONE } from '@hostadm/agent/events/audience.ts';
+import { spawn } from 'node:child_process';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 300);
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 50);
@@ -14,7 +17,23 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 2000);
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const payload = (e: Envelope) => (e.args as { args: Record<string, unknown> }).args;
 
-const agent = await startTestAgent({ dispatcher: { retentionSeconds: 3600 } });
+const PARALLEL = 4;
+
+/** `count` runs of `true` through child_process.spawn, at most PARALLEL at once: jobs/s. */
+async function rawSpawnRate(count: number): Promise<number> {
+  const start = performance.now();
+  let started = 0;
+  const worker = async () => {
+    while (started < count) {
+      started++;
+      await new Promise<void>((resolve, reject) => spawn('true', [], { stdio: 'ignore' }).once('close', () => resolve()).once('error', reject));
+    }
+  };
+  await Promise.all(Array.from({ length: PARALLEL }, worker));
+  return count / ((performance.now() - start) / 1000);
+}
+
+const agent = await startTestAgent({ dispatcher: { retentionSeconds: 3600 }, simHostCommands: true });
 const client = await TestClient.connect(agent.url);
 await client.login('admin');
 await client.request('events', 'subscribe', ['dispatcher']);
@@ -39,7 +58,10 @@ for (let b = 0; b < JOBS / 50; b++) {
 }
 while (finished.size < JOBS) await new Promise((r) => setTimeout(r, 5));
 const seconds = (performance.now() - t0) / 1000;
-console.log(`throughput: ${JOBS} jobs of \`true\` in ${seconds.toFixed(2)} s = ${(JOBS / seconds).toFixed(1)} jobs/s (no_queue parallelism 4)`);
+const spawnRate = await rawSpawnRate(JOBS);
+console.log(
+  `throughput: ${JOBS} jobs of \`true\` in ${seconds.toFixed(2)} s = ${(JOBS / seconds).toFixed(1)} jobs/s (no_queue parallelism ${PARALLEL}); raw spawn of \`true\`, ${PARALLEL} at a time: ${spawnRate.toFixed(1)} jobs/s; dispatcher / raw spawn = ${(JOBS / seconds / spawnRate).toFixed(2)}×`,
+);
 
 // Request-to-completion round trip, one job at a time.
 const rtts: number[] = [];

@@ -4,9 +4,9 @@
  * the contracts, tables, progress bars) is imported when that command runs, so `hostadm call` starts
  * quickly. Exit codes: see lib/exit.ts and client/cli/README.md.
  */
-import { readFileSync } from 'node:fs';
 import { enableCompileCache } from 'node:module';
 import { type Command, InvalidArgumentError, type CommanderError } from 'commander';
+import { packageVersion } from './lib/version.ts';
 
 // V8's code cache for the modules a command loads lazily (the SDK, the contracts, zod): a repeated
 // `hostadm call` starts noticeably faster. Node keeps it in its temp directory; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
@@ -66,16 +66,8 @@ function exitCodes(err: CommanderError): void {
   process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
 }
 
-function version(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
-
 export function registerClientCommands(program: Command): void {
-  program.version(version(), '-V, --version', 'print the hostadm version');
+  program.version(packageVersion(), '-V, --version', 'print the hostadm version');
   program.exitOverride(exitCodes);
   program.addHelpText(
     'after',

@@ -1,106 +1,32 @@
 /**
- * `hostadm`: one command line for every program. Subcommands load their code lazily so a quick
- * `hostadm call` does not pay for the agent's imports.
+ * `hostadm` entry. `--version` (and `-V`) alone is answered here, before commander and the command
+ * definitions load, so it costs little more than starting Node; everything else goes to program.ts.
  */
-import { Command, InvalidArgumentError } from 'commander';
-import { registerClientCommands } from './client-commands.ts';
-import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
+import { registerHooks } from 'node:module';
+import { packageVersion } from './lib/version.ts';
 
-const program = new Command()
-  .name('hostadm')
-  .description('Administer hosts remotely: run an agent, relay through a bridge, call any action')
-  .showHelpAfterError();
-
-const agentCommand = program
-  .command('agent')
-  .description('Run the agent that administers this host (WebSocket + REST on one port)')
-  .option('--platform <kind>', 'required: sim (a simulated host, nothing here changes), or linux, freebsd or auto to administer this machine', parsePlatform)
-  .option('--listen <host:port>', 'address to listen on; port 0 picks a free one', parseListen, parseListen('127.0.0.1:12150'))
-  .option('--data <dir>', 'data directory (SQLite store, sim host state); default /var/db/hostadm, for root only')
-  .option(
-    '--sim-password <password>',
-    'password of the sim accounts root, admin and operator (default: hostadm); prefer --sim-password-file or HOSTADM_SIM_PASSWORD',
-  )
-  .option('--sim-password-file <file>', "read the sim accounts' password from the first line of this file")
-  .option('--sim-host-commands', "sim only: run dispatcher jobs as real commands on this machine, as the agent's user (default: simulated)")
-  .option('--token-ttl <seconds>', 'session token validity without traffic', parsePositiveInt, 300)
-  .option('--tls-cert <file>', 'serve wss/https with this PEM certificate')
-  .option('--tls-key <file>', 'private key for --tls-cert')
-  .option('--admin-group <group>', 'group whose members get full access (default: wheel; sudo on Debian/Ubuntu Linux)')
-  .option('--no-password-auth', 'refuse username/password sign-in (keys and tokens only)')
-  .option('--bridge <url>', 'also dial out to this bridge (ws:// or wss://) so clients reach this host through it')
-  .option('--join <token>', 'one-time join token from `hostadm bridge token --kind agent` (first connection only); prefer --join-file or HOSTADM_JOIN_TOKEN')
-  .option('--join-file <file>', 'read the join token from the first line of this file')
-  .option('--nickname <name>', 'name this host shows to clients of the bridge')
-  .option('--max-parallel-jobs <n>', 'dispatcher jobs of no_queue that run at once', parsePositiveInt, 4)
-  .option('--job-retention <seconds>', 'how long finished jobs stay listed and readable', parsePositiveInt, 86400)
-  .option('--max-finished-jobs <n>', 'finished jobs kept at most (the oldest go first)', parsePositiveInt, LIMITS.maxFinishedJobs)
-  .option('--max-job-log-bytes <n>', "total bytes of finished jobs' logs kept at most", parsePositiveInt, LIMITS.maxStoredJobLogBytes)
-  .option(
-    '--audit-retention-days <days>',
-    'audit rows (changes, sign-ins, refusals, hourly read counts) kept this long',
-    parsePositiveInt,
-    LIMITS.auditRetentionDays,
-  )
-  .option('--audit-max-rows <n>', 'rows kept at most in each audit table (the oldest go first)', parsePositiveInt, LIMITS.auditMaxRows)
-  .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
-  .action(async (opts: AgentCliOptions) => {
-    const { runAgentCommand } = await import('./commands/agent.ts');
-    await runAgentCommand(opts);
+/**
+ * zod's index re-exports every one of its 60-odd message locales, and a command that validates (every
+ * call does) would load them all: about 16 ms of CPU per command on our machines (test/bench/cli-start).
+ * hostadm writes its own messages (shared/src/protocol/plain-issues.ts) and zod itself only ever uses
+ * English, so the CLI resolves that index to English alone. The agent and the bridge load zod once per
+ * process and keep the full index.
+ */
+function englishOnlyZodLocales(): void {
+  registerHooks({
+    resolve(specifier, context, nextResolve) {
+      const resolved = nextResolve(specifier, context);
+      if (!resolved.url.endsWith('/zod/v4/locales/index.js')) return resolved;
+      const english = new URL('./en.js', resolved.url).href;
+      return { url: `data:text/javascript,export { default as en } from ${JSON.stringify(english)};`, shortCircuit: true };
+    },
   });
-
-// `hostadm agent keys authorize|pending`: on the host, let a client key in without a password.
-agentCommand.addCommand((await import('./commands/agent-keys.ts')).agentKeysCommand());
-
-// `hostadm bridge [serve] | token | keys list | keys revoke`: definitions only; the bridge loads when one runs.
-program.addCommand((await import('./commands/bridge.ts')).bridgeCommand());
-
-export interface AgentCliOptions {
-  /** No default: a mistyped command must not start administering this machine (client/cli/README.md). */
-  platform?: 'sim' | 'linux' | 'freebsd' | 'auto';
-  listen: { host: string; port: number };
-  /** Default /var/db/hostadm, refused when not root. */
-  data?: string;
-  simPassword?: string;
-  simPasswordFile?: string;
-  simHostCommands?: boolean;
-  tokenTtl: number;
-  tlsCert?: string;
-  tlsKey?: string;
-  adminGroup?: string;
-  passwordAuth: boolean;
-  maxParallelJobs: number;
-  bridge?: string;
-  join?: string;
-  joinFile?: string;
-  nickname?: string;
-  jobRetention: number;
-  maxFinishedJobs: number;
-  maxJobLogBytes: number;
-  auditRetentionDays: number;
-  auditMaxRows: number;
-  logLevel: string;
 }
 
-function parsePlatform(value: string): NonNullable<AgentCliOptions['platform']> {
-  if (value === 'sim' || value === 'linux' || value === 'freebsd' || value === 'auto') return value;
-  throw new InvalidArgumentError('expected sim, linux, freebsd or auto');
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  process.stdout.write(`${packageVersion()}\n`);
+} else {
+  englishOnlyZodLocales();
+  await import('./program.ts');
 }
-
-function parseListen(listen: string): { host: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:\s]+)):(\d{1,5})$/.exec(listen);
-  const port = Number(match?.[3]);
-  if (!match || port > 65535) throw new InvalidArgumentError('expected HOST:PORT, for example 127.0.0.1:12150 (port 0 picks a free one)');
-  return { host: match[1] ?? match[2] ?? '127.0.0.1', port };
-}
-
-function parsePositiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive whole number');
-  return n;
-}
-
-registerClientCommands(program);
-program.addCommand((await import('./commands/completion.ts')).completionCommand(program));
-
-await program.parseAsync(process.argv);

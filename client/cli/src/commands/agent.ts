@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { startAgent } from '@hostadm/agent/agent.ts';
 import { DEFAULT_SIM_PASSWORD } from '@hostadm/agent/platforms/sim/accounts.ts';
-import type { AgentCliOptions } from '../main.ts';
+import type { AgentCliOptions } from '../program.ts';
 import { reportError } from '../lib/exit.ts';
 import { readSecret } from '../lib/secrets.ts';
 import { exitIfAddressInUse } from '../lib/port-in-use.ts';
