@@ -26,7 +26,11 @@ async function rawSpawnRate(count: number): Promise<number> {
   const worker = async () => {
     while (started < count) {
       started++;
-      await new Promise<void>((resolve, reject) => spawn('true', [], { stdio: 'ignore' }).once('close', () => resolve()).once('error', reject));
+      await new Promise<void>((resolve, reject) =>
+        spawn('true', [], { stdio: 'ignore' })
+          .once('close', () => resolve())
+          .once('error', reject),
+      );
     }
   };
   await Promise.all(Array.from({ length: PARALLEL }, worker));

@@ -5,7 +5,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, createHash, sign, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import WebSocket from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { signedMessage } from '@hostadm/shared/crypto/signed-messages.ts';
 import { answerClientHandshake, generateHostKey, startClientHandshake, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
 
@@ -335,4 +335,48 @@ export async function echoAgentChannel(ws: WebSocket, clientSpkiPem: string): Pr
     void opened.then((plain) => ch.seal(plain)).then((frame) => ws.send(head + frame), failed);
   });
   return host.publicRaw;
+}
+
+// ---------------------------------------------------------------- child roles shared with relay.bench.ts
+
+type Reply = (msg: unknown) => void;
+const toParent: Reply = (msg) => process.send!(msg);
+
+/** The direct path's far end (and the bare ws server of the memory comparison): echoes every frame. */
+export async function roleEchoServer(): Promise<void> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
+  await new Promise((r) => wss.once('listening', r));
+  wss.on('connection', (ws) => ws.on('message', (d, isBinary) => ws.send(d, { binary: isBinary })));
+  process.on('message', (msg: { cmd: string }) => {
+    if (msg.cmd === 'mem') void memory().then((mem) => toParent({ mem, clients: wss.clients.size }));
+  });
+  toParent({ port: (wss.address() as { port: number }).port });
+}
+
+/**
+ * The minimal relay: the floor a forwarding relay costs. Pairs connections in arrival order.
+ * `withBridgeHeap`: the same relay in a process that has loaded the bridge's modules (a control:
+ * it separates what the bridge's relay path costs from what its process's larger heap costs).
+ */
+export async function roleMinimalRelay(withBridgeHeap: boolean): Promise<void> {
+  if (withBridgeHeap) {
+    (globalThis as { keep?: unknown }).keep = await import('@hostadm/bridge');
+    (await import('@hostadm/bridge/runtime/node/v8-tuning.ts')).releaseStartupHeap();
+  }
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
+  let waiting: WebSocket | null = null;
+  wss.on('connection', (ws) => {
+    if (!waiting) {
+      waiting = ws;
+      return;
+    }
+    const a = waiting;
+    waiting = null;
+    a.on('message', (d, isBinary) => ws.send(d, { binary: isBinary }));
+    ws.on('message', (d, isBinary) => a.send(d, { binary: isBinary }));
+    a.on('close', () => ws.close());
+    ws.on('close', () => a.close());
+  });
+  await new Promise((r) => wss.once('listening', r));
+  toParent({ port: (wss.address() as { port: number }).port });
 }

@@ -3,6 +3,7 @@
  *
  * - direct:   load client ⇄ ws echo server
  * - minimal:  load client ⇄ a 20-line ws forwarder (pairs two connections) ⇄ echo peer
+ * - nginx:    load client ⇄ Debian's nginx proxying the WebSocket (nginx-relay.ts) ⇄ echo server: the relay to beat
  * - minimal+heap (control): the same forwarder in a process that loaded the bridge's modules, with
  *   the V8 flags the bridge gets from client/bin/hostadm
  * - bridge:   load client (signed-in client) ⇄ hostadm bridge ⇄ echo peer (signed-in agent)
@@ -14,12 +15,13 @@
  * Every frame is `<dest>\n<payload>` and the far end sends it back unchanged (on the bridge the first
  * line is rewritten both ways, so the echo peer's reply goes back to the sender). Servers and echo
  * peers each run in their own process, the load in this one. Cells are interleaved over rounds and
- * the median is reported. Then the bridge's memory per idle, signed-in agent connection (RSS and heap
- * after gc, N agents), with a bare ws server measured the same way for reference.
+ * the median is reported; a ratio between two paths is the median of the per-round ratios (the two
+ * cells of a round run back to back), with its spread. Then the bridge's memory per idle, signed-in
+ * agent connection (RSS and heap after gc, N agents), with a bare ws server measured the same way.
  *
  * The bridge process starts with the V8 flags of client/bin/hostadm, as `hostadm bridge` does.
  *
- * Env: BENCH_ROUNDS (3), BENCH_WINDOW_MS (1500), BENCH_INFLIGHT (64), BENCH_SIZES (200,16384), BENCH_IDLE_AGENTS (500),
+ * Env: BENCH_ROUNDS (5), BENCH_WINDOW_MS (1500), BENCH_INFLIGHT (64), BENCH_SIZES (200,16384), BENCH_IDLE_AGENTS (500),
  * BENCH_SKIP_WORKERS=1 (leaves out the Workers bridge row, which takes ~15 s to start).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,8 +33,12 @@ import type WebSocket from 'ws';
 import { WebSocketServer } from 'ws';
 import { issueJoinToken } from '@hostadm/bridge/relay/join-token.ts';
 import { startWorkerdBridge } from '../../scripts/workerd-bridge.ts';
+import { reportTarget, summarize } from './ab-pairs.ts';
+import { startNginxRelay } from './nginx-relay.ts';
 import {
   bridgeSignIn,
+  roleEchoServer,
+  roleMinimalRelay,
   launcherV8Flags,
   clientChannel,
   echoAgentChannel,
@@ -50,7 +56,7 @@ import {
   type Link,
 } from './relay-helpers.ts';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const INFLIGHT = Number(process.env.BENCH_INFLIGHT ?? 64);
 const IDLE_AGENTS = Number(process.env.BENCH_IDLE_AGENTS ?? 500);
 const WARM_AGENTS = 100;
@@ -60,46 +66,7 @@ const self = fileURLToPath(import.meta.url);
 
 // ---------------------------------------------------------------- child roles
 
-type Reply = (msg: unknown) => void;
-const toParent: Reply = (msg) => process.send!(msg);
-
-async function roleEchoServer(): Promise<void> {
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
-  await new Promise((r) => wss.once('listening', r));
-  wss.on('connection', (ws) => ws.on('message', (d, isBinary) => ws.send(d, { binary: isBinary })));
-  process.on('message', (msg: { cmd: string }) => {
-    if (msg.cmd === 'mem') void memory().then((mem) => toParent({ mem, clients: wss.clients.size }));
-  });
-  toParent({ port: (wss.address() as { port: number }).port });
-}
-
-/**
- * The minimal relay: the floor a forwarding relay costs. Pairs connections in arrival order.
- * `withBridgeHeap`: the same relay in a process that has loaded the bridge's modules (a control:
- * it separates what the bridge's relay path costs from what its process's larger heap costs).
- */
-async function roleMinimalRelay(withBridgeHeap: boolean): Promise<void> {
-  if (withBridgeHeap) {
-    (globalThis as { keep?: unknown }).keep = await import('@hostadm/bridge');
-    (await import('@hostadm/bridge/runtime/node/v8-tuning.ts')).releaseStartupHeap();
-  }
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
-  let waiting: WebSocket | null = null;
-  wss.on('connection', (ws) => {
-    if (!waiting) {
-      waiting = ws;
-      return;
-    }
-    const a = waiting;
-    waiting = null;
-    a.on('message', (d, isBinary) => ws.send(d, { binary: isBinary }));
-    ws.on('message', (d, isBinary) => a.send(d, { binary: isBinary }));
-    a.on('close', () => ws.close());
-    ws.on('close', () => a.close());
-  });
-  await new Promise((r) => wss.once('listening', r));
-  toParent({ port: (wss.address() as { port: number }).port });
-}
+const toParent = (msg: unknown) => process.send!(msg);
 
 async function roleBridge(): Promise<void> {
   const { startBridge, issueJoinToken, joinSecretKey } = await import('@hostadm/bridge');
@@ -170,6 +137,9 @@ async function parent(): Promise<void> {
     const echo = spawn('echo-server');
     const echoPort = (await echo.next<{ port: number }>()).port;
     const direct = await open(`ws://127.0.0.1:${echoPort}`);
+    const nginx = await startNginxRelay(echoPort);
+    if ('skipped' in nginx) console.log(`nginx row left out: ${nginx.skipped}`);
+    const viaNginx = 'url' in nginx ? await open(nginx.url) : null;
 
     // minimal relay: the echo peer connects first, the load client second
     const minimalChild = spawn('minimal-relay');
@@ -225,6 +195,9 @@ async function parent(): Promise<void> {
     const paths: Array<{ name: string; link: (size: number) => Link; pid: number; frames: number; unloaded: boolean }> = [
       { name: 'direct', link: (size) => plainLink(direct, dummy, size), pid: echo.proc.pid!, frames: 1, unloaded: true },
       { name: 'minimal relay', link: (size) => plainLink(minimal, dummy, size), pid: minimalChild.proc.pid!, frames: 2, unloaded: true },
+      ...('url' in nginx && viaNginx
+        ? [{ name: 'nginx', link: (size: number) => plainLink(viaNginx, dummy, size), pid: nginx.pid, frames: 2, unloaded: true }]
+        : []),
       { name: 'minimal+heap†', link: (size) => plainLink(heavy, dummy, size), pid: heavyChild.proc.pid!, frames: 2, unloaded: false },
       { name: 'bridge', link: (size) => plainLink(viaBridge, agentId, size), pid: bridge.proc.pid!, frames: 2, unloaded: true },
       ...(workers && viaWorkers
@@ -281,15 +254,17 @@ async function parent(): Promise<void> {
     console.log(
       '‡ payload sealed by the load client, opened and resealed by the echo agent, opened again (size and MB/s: plaintext; on the wire base64 makes it 4/3)',
     );
-    let throughputMet = true;
+    // Per-round ratios of two paths' msg/s (their cells ran back to back in each round): median and spread.
+    const pairRatio = (b: string, a: string, size: number, inflight: number) =>
+      summarize(results.get(`${b}|${size}|${inflight}`)!.map((cell, round) => cell.msgsPerSec / results.get(`${a}|${size}|${inflight}`)![round]!.msgsPerSec));
+    const sizeLabel = (size: number) => (size >= 1024 ? `${size / 1024} KiB` : `${size} B`);
     for (const size of SIZES) {
       const b = summary.get(`bridge|${size}|${INFLIGHT}`)!;
       const m = summary.get(`minimal relay|${size}|${INFLIGHT}`)!;
       const d = summary.get(`direct|${size}|${INFLIGHT}`)!;
       const h = summary.get(`minimal+heap†|${size}|${INFLIGHT}`)!;
       const ratio = b.msgsPerSec / m.msgsPerSec;
-      if (ratio < 1.0) throughputMet = false;
-      const label = size >= 1024 ? `${size / 1024} KiB` : `${size} B`;
+      const label = sizeLabel(size);
       console.log(
         `ratio bridge/minimal at ${label} × ${INFLIGHT}: msg/s ${ratio.toFixed(2)}×, RTT p50 ${(b.p50 / m.p50).toFixed(2)}×, p99 ${(b.p99 / m.p99).toFixed(2)}×, ` +
           `CPU per frame ${(b.cpuPerFrame / m.cpuPerFrame).toFixed(2)}×   (bridge/direct msg/s ${(b.msgsPerSec / d.msgsPerSec).toFixed(2)}×; ` +
@@ -300,7 +275,7 @@ async function parent(): Promise<void> {
       const w = summary.get(`workers bridge§|${size}|${inflight}`)!;
       const b = summary.get(`bridge|${size}|${inflight}`)!;
       const m = summary.get(`minimal relay|${size}|${inflight}`)!;
-      const label = size >= 1024 ? `${size / 1024} KiB` : `${size} B`;
+      const label = sizeLabel(size);
       console.log(
         `ratio workers bridge at ${label} × ${inflight}: to Node bridge msg/s ${(w.msgsPerSec / b.msgsPerSec).toFixed(2)}×, RTT p50 ${(w.p50 / b.p50).toFixed(2)}×, p99 ${(w.p99 / b.p99).toFixed(2)}×; ` +
           `to minimal relay msg/s ${(w.msgsPerSec / m.msgsPerSec).toFixed(2)}×`,
@@ -313,7 +288,7 @@ async function parent(): Promise<void> {
       const sc = summary.get(`bridge+hsc1‡|${size}|${inflight}`)!;
       const b = summary.get(`bridge|${size}|${inflight}`)!;
       const m = summary.get(`minimal relay|${size}|${inflight}`)!;
-      const label = size >= 1024 ? `${size / 1024} KiB` : `${size} B`;
+      const label = sizeLabel(size);
       console.log(
         `ratio bridge+hsc1 at ${label} × ${inflight}: to bridge msg/s ${(sc.msgsPerSec / b.msgsPerSec).toFixed(2)}×, RTT p50 ${(sc.p50 / b.p50).toFixed(2)}×, p99 ${(sc.p99 / b.p99).toFixed(2)}×; ` +
           `to minimal relay msg/s ${(sc.msgsPerSec / m.msgsPerSec).toFixed(2)}×, RTT p50 ${(sc.p50 / m.p50).toFixed(2)}×, p99 ${(sc.p99 / m.p99).toFixed(2)}×`,
@@ -321,8 +296,9 @@ async function parent(): Promise<void> {
     }
     const stats = await bridge.ask<{ metrics: { drops: Record<string, number>; frames_relayed: number } }>({ cmd: 'mem' });
     console.log(`bridge counters: ${stats.metrics.frames_relayed} frames relayed, drops ${JSON.stringify(stats.metrics.drops)}`);
-    for (const ws of [direct, minimal, heavy, viaBridge, viaBridgeSecure, viaWorkers]) ws?.terminate();
+    for (const ws of [direct, minimal, heavy, viaBridge, viaBridgeSecure, viaWorkers, viaNginx]) ws?.terminate();
     await workers?.stop();
+    if ('url' in nginx) await nginx.stop();
 
     // ---- memory per idle agent
     const tokens = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: IDLE_AGENTS + WARM_AGENTS })).tokens;
@@ -358,9 +334,15 @@ async function parent(): Promise<void> {
       `memory per idle signed-in agent on the bridge (${after.metrics.connections.agent} agents): RSS ${rssPer.toFixed(1)} KiB, heap ${heapPer.toFixed(1)} KiB` +
         `   (bare ws server: RSS ${((bareAfter.rss - bareBefore.rss) / IDLE_AGENTS / 1024).toFixed(1)} KiB, heap ${((bareAfter.heap - bareBefore.heap) / IDLE_AGENTS / 1024).toFixed(1)} KiB)`,
     );
-    const memoryMet = rssPer <= 10;
-    console.log(`target: bridge ≥ 1.0× minimal relay msg/s (200 B and 16 KiB × ${INFLIGHT}): ${throughputMet ? 'met' : 'NOT met'}`);
-    console.log(`target: ≤ 10 KiB per idle agent connection (RSS): ${memoryMet ? 'met' : 'NOT met'}`);
+    for (const size of SIZES) {
+      const at = `${sizeLabel(size)} × ${INFLIGHT}`;
+      reportTarget(`Relay: bridge vs minimal relay, msg/s at ${at}`, pairRatio('bridge', 'minimal relay', size, INFLIGHT), 1.0, 'at-least');
+      if (results.has(`nginx|${size}|${INFLIGHT}`))
+        reportTarget(`Relay: bridge vs nginx, msg/s at ${at}`, pairRatio('bridge', 'nginx', size, INFLIGHT), 1.0, 'at-least');
+      reportTarget(`Channel: bridge+hsc1 vs bridge, msg/s at ${at}`, pairRatio('bridge+hsc1‡', 'bridge', size, INFLIGHT), 0.7, 'at-least');
+    }
+    const bareRssPer = (bareAfter.rss - bareBefore.rss) / IDLE_AGENTS / 1024;
+    reportTarget('Memory: bridge RSS per idle agent vs a bare ws server (one sample each)', summarize([rssPer / bareRssPer]), 1.0);
     for (const ws of [...agents, ...bare]) ws.terminate();
     bridge.proc.send({ cmd: 'stop' });
     await new Promise((r) => bridge.proc.once('exit', r));
