@@ -67,7 +67,7 @@ const PACKAGES: PackageSpec[] = [
   {
     dir: 'client',
     subpathRoot: '.',
-    sources: ['sdk/src/**/*.ts', 'cli/src/**/*.ts'],
+    sources: ['sdk/src/**/*.ts', 'cli/src/**/*.ts', 'cli/src/**/*.cts'],
     entries: { './sdk': 'sdk/src/index.ts', './sdk/node': 'sdk/src/node.ts', './sdk/browser': 'sdk/src/browser.ts' },
     bin: { hostadm: 'bin/hostadm' },
     description: 'hostadm client: the typed SDK and the hostadm command line',
@@ -136,7 +136,7 @@ function stage(spec: PackageSpec, rootManifest: Record<string, unknown>): string
     const folder = pattern.split('/**')[0] ?? '';
     for (const asset of globSync(`${folder}/**/*`, { cwd: workspace, withFileTypes: true })) {
       const path = join(asset.parentPath, asset.name);
-      if (!asset.isFile() || (path.endsWith('.ts') && !path.endsWith('.d.ts')) || excluded(path)) continue;
+      if (!asset.isFile() || (/\.c?ts$/.test(path) && !path.endsWith('.d.ts')) || excluded(path)) continue;
       const target = join(out, relative(workspace, path));
       mkdirSync(dirname(target), { recursive: true });
       copyFileSync(path, target);

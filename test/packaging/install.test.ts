@@ -119,7 +119,7 @@ test(`npm pack of the SDK and the CLI installs into an empty directory and runs 
   }
   assert.equal(install.code, 0, show('npm install <tarballs>', install));
   const cli = join(app, 'node_modules/@hostadm/client/cli/src');
-  assert.ok(existsSync(join(cli, 'main.js')) && !existsSync(join(cli, 'main.ts')), 'the package carries compiled JavaScript, not the sources');
+  assert.ok(existsSync(join(cli, 'main.cjs')) && !existsSync(join(cli, 'main.cts')), 'the package carries compiled JavaScript, not the sources');
 
   const help = await run('npx', ['--no-install', 'hostadm', '--help'], { cwd: app, env });
   assert.equal(help.code, 0, show('npx hostadm --help', help));

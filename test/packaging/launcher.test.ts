@@ -1,5 +1,5 @@
 /**
- * client/bin/hostadm as installed from npm (compiled cli/src/main.js beside it, no sources): it runs on
+ * client/bin/hostadm as installed from npm (compiled cli/src/main.cjs beside it, no sources): it runs on
  * the `node` from PATH when that is 22.16 or later, and otherwise stops saying which Node it found and
  * what it needs. A stand-in `node` on PATH reports a version and prints what it was asked to run.
  */
@@ -18,7 +18,7 @@ function installed(t: TestContext, version: string | null) {
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   mkdirSync(join(dir, 'pkg/bin'), { recursive: true });
   mkdirSync(join(dir, 'pkg/cli/src'), { recursive: true });
-  writeFileSync(join(dir, 'pkg/cli/src/main.js'), '');
+  writeFileSync(join(dir, 'pkg/cli/src/main.cjs'), '');
   copyFileSync(join(root, 'client/bin/hostadm'), join(dir, 'pkg/bin/hostadm'));
   mkdirSync(join(dir, 'path'));
   if (version) {
@@ -41,7 +41,7 @@ test('the compiled CLI runs on the node from PATH when it is new enough', (t) =>
     assert.equal(r.status, 0, r.stderr);
     assert.match(
       r.stdout,
-      /^ran: --disable-warning=ExperimentalWarning --initial-old-space-size=64 \S+\/pkg\/bin\/\.\.\/cli\/src\/main\.js ps --json$/m,
+      /^ran: --disable-warning=ExperimentalWarning --initial-old-space-size=64 \S+\/pkg\/bin\/\.\.\/cli\/src\/main\.cjs ps --json$/m,
       version,
     );
   }
