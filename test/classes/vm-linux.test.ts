@@ -18,6 +18,7 @@ import { createRunner } from '@hostadm/agent/runner/runner.ts';
 import { qmp } from '@hostadm/agent/platforms/linux/vm/qmp.ts';
 import { VmStore } from '@hostadm/agent/platforms/linux/vm/store.ts';
 import { detectAccelerator } from '@hostadm/agent/platforms/linux/vm/qemu.ts';
+import { linuxVm } from '@hostadm/agent/platforms/linux/vm/index.ts';
 import { sessionClientFor, startTestAgent } from '../helpers/agent.ts';
 import { canSandbox, createLinuxSandbox } from '../helpers/linux-sandbox.ts';
 import { fetchIso, vmOk, vmRefused } from './vm-support.ts';
@@ -239,4 +240,25 @@ test('fetchiso from file:// and a local HTTP server: progress events, rate, the 
   assert.deepEqual(await vmOk(root, 'rmiso', { target: 'net-2.iso' }), { rmiso: { target: 'net-2.iso' } });
   await vmRefused(root, 'rmiso', { target: 'net-2.iso' }, 404, 'target');
   assert.deepEqual(await vmOk(root, 'listisos'), { listisos: ['local.iso'] });
+});
+
+test('without a usable /dev/kvm the guest runs under TCG and the reason is reported', { skip: skipQemu }, async (t) => {
+  const sandbox = await createLinuxSandbox({ hostname: 'tcghost' });
+  t.after(() => sandbox.dispose());
+  assert.equal((await sandbox.runner.run(['ip', 'link', 'add', 'br0', 'type', 'bridge'])).code, 0);
+  const dataDir = mkdtempSync(join(tmpdir(), 'hostadm-tcg-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const vm = linuxVm({ runner: createRunner({ prefix: sandbox.prefix }), dataDir, kvmDevice: join(dataDir, 'no-kvm') });
+  await vm.setup('br0', 'tank');
+  await vm.create('emu', '16M');
+  await vm.setProps('emu', { nic: 'none', ram: '64M' });
+  await vm.start('emu');
+  const socket = new VmStore(dataDir).runPaths('emu').qmp;
+  assert.deepEqual(await qmp(socket, 'query-kvm'), { enabled: false, present: true });
+  assert.match((await vm.getProps('emu')).accel ?? '', /^tcg: .*no-kvm cannot be opened \(ENOENT\); guests run under TCG emulation/);
+  assert.match(await vm.version(), /accelerator tcg \(.*ENOENT/);
+  assert.equal((await vm.listVms()).emu?.running, true);
+  await vm.stop('emu');
+  await vm.destroy('emu');
+  assert.deepEqual(await vm.listVms(), {});
 });
