@@ -61,6 +61,11 @@ test('a guest under QEMU: create, start (KVM or TCG with the reason), QMP state,
 
   for (const name of ['-rf', '../x', 'a/b', 'a..b', '.hidden']) await vmRefused(root, 'create', { name, size: '64M' }, 400, 'name');
   for (const size of ['0G', '10', '1.5G', '-1G', '10Q']) await vmRefused(root, 'create', { name: 'web1', size }, 400, 'size');
+  // A size qemu-img refuses: the guest is not half made (no directory, not listed).
+  const tooBig = await vmRefused(root, 'create', { name: 'huge', size: '999999999T' }, 500);
+  assert.match(tooBig, /qemu-img: Invalid image size/);
+  assert.equal(existsSync(join(store.poolDir('tank'), 'huge')), false);
+  assert.deepEqual(await vmOk(root, 'listvms'), { listvms: {} });
   assert.deepEqual(await vmOk(root, 'create', { name: 'web1', size: '64M' }), { create: { name: 'web1', size: '64M' } });
   await vmRefused(root, 'create', { name: 'web1', size: '64M' }, 409, 'name');
   assert.deepEqual(await vmOk(root, 'listvms'), {
