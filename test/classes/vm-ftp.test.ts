@@ -50,7 +50,12 @@ async function ftpServer(t: TestContext, files: Record<string, Buffer>): Promise
             break;
           case 'EPSV': {
             const data = createServer();
-            pending = new Promise((resolve) => data.once('connection', (s) => (data.close(), resolve(s))));
+            pending = new Promise((resolve) =>
+              data.once('connection', (s) => {
+                data.close();
+                resolve(s);
+              }),
+            );
             await new Promise<void>((resolve) => data.listen(0, '127.0.0.1', resolve));
             reply(`229 Entering Extended Passive Mode (|||${(data.address() as AddressInfo).port}|)`);
             break;

@@ -19,9 +19,9 @@ import { qmp } from '@hostadm/agent/platforms/linux/vm/qmp.ts';
 import { VmStore } from '@hostadm/agent/platforms/linux/vm/store.ts';
 import { detectAccelerator } from '@hostadm/agent/platforms/linux/vm/qemu.ts';
 import { linuxVm } from '@hostadm/agent/platforms/linux/vm/index.ts';
-import { sessionClientFor, startTestAgent } from '../helpers/agent.ts';
+import { sessionClientFor, startTestAgent, type Envelope } from '../helpers/agent.ts';
 import { canSandbox, createLinuxSandbox } from '../helpers/linux-sandbox.ts';
-import { fetchIso, vmOk, vmRefused } from './vm-support.ts';
+import { fetchIso, type JobEvent, vmOk, vmRefused } from './vm-support.ts';
 
 const QEMU_ABSENT = ['/usr/bin/qemu-system-x86_64', '/usr/bin/qemu-img'].find((p) => !existsSync(p));
 const sandboxable = canSandbox();
@@ -229,6 +229,14 @@ test('fetchiso from file:// and a local HTTP server: progress events, rate, the 
   const chunked = await fetchIso(root, `${url}/chunked/${2 * CAP}/big.iso`);
   assert.equal(chunked.events.at(-1)?.success, 'false');
   assert.match(String(chunked.events.at(-1)?.reason), /passed the cap of 1048576/);
+  // Killed while downloading: the job ends as killed and its temporary file goes.
+  const slow = (await vmOk(root, 'fetchiso', { url: `${url}/chunked/${CAP - 1}/slow.iso` })).fetchiso as { queueid: string };
+  const isSlow = (e: Envelope) => (e.args as { args: JobEvent }).args.process_details?.process_id === slow.queueid;
+  await root.nextEvent((e) => isSlow(e) && 'percent_done' in (e.args as { args: JobEvent }).args);
+  const killed = await root.request('rpc', 'dispatcher', { action: 'kill', job_id: slow.queueid });
+  assert.deepEqual(killed.args, { killed: { jobs: [slow.queueid] } });
+  const end = await root.nextEvent((e) => isSlow(e) && (e.args as { args: JobEvent }).args.state === 'finished');
+  assert.equal((end.args as { args: JobEvent }).args.success, 'false');
   const missing = await fetchIso(root, `${url}/nothing-here.iso`);
   assert.match(String(missing.events.at(-1)?.reason), /HTTP 404/);
   assert.deepEqual(readdirSync(store.isoDir).sort(), ['local.iso', 'net.iso'], 'no partial download left');
