@@ -63,7 +63,7 @@ export function linuxVm(options: LinuxVmOptions): VmPort {
     if (!setup) throw notSetUp();
     store.ensureDirs();
     const run = store.runPaths(name);
-    const tap = guest.props.nic === 'none' ? undefined : tapName(name);
+    const tap = guest.props.nic === 'none' ? undefined : tapName(store.root, name);
     if (tap) await createTap(runner, tap, setup.nic);
     try {
       await launch(runner, qemuArgv(name, guest, run, accel(), { ...(iso ? { iso } : {}), ...(tap ? { tap } : {}) }), run);
@@ -109,6 +109,7 @@ export function linuxVm(options: LinuxVmOptions): VmPort {
       if (!state.setup) throw notSetUp();
       if (Object.hasOwn(state.guests, name)) throw conflict('name', `a virtual machine named ${name} already exists`);
       const dir = join(store.poolDir(state.setup.pool), name);
+      await mkdir(store.poolDir(state.setup.pool), { recursive: true, mode: 0o700 });
       try {
         await mkdir(dir, { recursive: false, mode: 0o700 });
       } catch (err) {
@@ -122,7 +123,7 @@ export function linuxVm(options: LinuxVmOptions): VmPort {
           ...defaultProps(name, size, new Date(), index),
           loader: 'seabios',
           con: 'none',
-          tap: tapName(name),
+          tap: tapName(store.root, name),
           bargs: '-',
           nic: 'virtio',
           bootorder: 'c',
@@ -146,7 +147,7 @@ export function linuxVm(options: LinuxVmOptions): VmPort {
       const run = store.runPaths(name);
       if ((await qmpStatus(run.qmp)) === null) throw conflict('name', `${name} is not running`);
       await shutdown(runner, run, options.stopGraceMs);
-      await deleteTap(runner, tapName(name));
+      await deleteTap(runner, tapName(store.root, name));
       store.update((d) => {
         const g = d.guests[name];
         if (g) {

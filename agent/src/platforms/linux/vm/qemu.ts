@@ -41,9 +41,12 @@ export interface GuestRuntime {
 /** QEMU's own argument syntax treats `,` as a separator: doubled, it is a literal comma in a path. */
 const optionValue = (path: string) => path.replaceAll(',', ',,');
 
-/** The tap device a guest gets on the bridge: `hv` and 12 hex digits, inside IFNAMSIZ. */
-export function tapName(name: string): string {
-  return `hv${createHash('sha256').update(name).digest('hex').slice(0, 12)}`;
+/**
+ * The tap device a guest gets on the bridge: `hv` and 12 hex digits (inside IFNAMSIZ) of the agent's
+ * VM directory and the guest's name, so two agents on one host never share a device.
+ */
+export function tapName(scope: string, name: string): string {
+  return `hv${createHash('sha256').update(`${scope}\0${name}`).digest('hex').slice(0, 12)}`;
 }
 
 export function qemuArgv(name: string, guest: LinuxGuest, run: GuestRuntime, accel: Accelerator, options: { iso?: string; tap?: string }): string[] {
