@@ -59,6 +59,8 @@ export interface AgentOptions {
   /** Linux: read /proc and /sys from here (tests: a fake tree). */
   procRoot?: string;
   sysRoot?: string;
+  /** Linux/FreeBSD: the largest ISO image `vm fetchiso` downloads (default 16 GiB). */
+  maxIsoBytes?: number;
   /** The classes served (default: the registry, `classes/index.ts`); tests add demonstration classes. */
   classes?: ServedClasses;
 }
@@ -123,6 +125,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     adminGroup: options.adminGroup,
     procRoot: options.procRoot,
     sysRoot: options.sysRoot,
+    maxIsoBytes: options.maxIsoBytes,
   });
   const events = new EventBus();
   const dispatcherConfig = { ...DEFAULT_DISPATCHER_CONFIG, ...options.dispatcher };

@@ -15,6 +15,7 @@ import { dispatcherImpl } from './dispatcher.ts';
 import { firewallImpl } from './firewall.ts';
 import { powerdImpl } from './powerd.ts';
 import { mousedImpl } from './moused.ts';
+import { vmImpl } from './vm.ts';
 
 export const classes = {
   'admin/settings': adminSettingsImpl,
@@ -33,6 +34,6 @@ export const classes = {
   'admin/powerd': powerdImpl,
   'admin/snapshot': null,
   'admin/update': null,
-  'admin/vm': null,
+  'admin/vm': vmImpl,
   'admin/zfs': null,
 } as const satisfies ClassRegistry;

@@ -24,6 +24,7 @@ interface ActiveJob {
   readonly controller: AbortController;
   startedAt: Date | null;
   percent: number | null;
+  reported: Record<string, string>;
   killReason: string | null;
   flushTimer: NodeJS.Timeout | null;
   lastPersist: number;
@@ -250,6 +251,7 @@ export class Dispatcher {
       controller: new AbortController(),
       startedAt: null,
       percent: null,
+      reported: {},
       killReason: null,
       flushTimer: null,
       lastPersist: 0,
@@ -295,6 +297,10 @@ export class Dispatcher {
       log: append,
       progress: (percent) => {
         job.percent = Math.max(0, Math.min(100, percent));
+        this.scheduleFlush(job);
+      },
+      report: (fields) => {
+        job.reported = { ...job.reported, ...fields };
         this.scheduleFlush(job);
       },
       run: async (argv, options = {}) => {
@@ -384,6 +390,7 @@ export class Dispatcher {
         logCapBytes: this.deps.config.logCapBytes,
         reason,
         percent: job.percent,
+        reported: job.reported,
       },
       { params, state, log: job.log.value, newOutput, outcome },
     );

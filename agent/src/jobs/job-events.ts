@@ -15,6 +15,8 @@ export interface EventJob {
   logCapBytes: number;
   reason: string;
   percent: number | null;
+  /** Fields the running job reported (`JobContext.report`). */
+  reported: Readonly<Record<string, string>>;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : '');
@@ -36,6 +38,7 @@ export function jobEventPayload<P>(type: JobType<P> | undefined, job: EventJob, 
       state: view.state,
       process_details: details,
       ...percentField(job.percent),
+      ...job.reported,
       ...(finished ? { success: String(view.outcome?.success ?? false), reason: job.reason } : {}),
       ...type.classEvent.fields(view),
       ...(view.outcome?.fields ?? {}),

@@ -21,6 +21,11 @@ export interface JobContext {
   /** Reports progress in percent (0–100), for progress bars. */
   progress(percent: number): void;
   /**
+   * Sets fields that the job's next events carry (a download's `download_rate`); each call replaces
+   * the values of the keys it names. Only queued class operations publish them.
+   */
+  report(fields: Readonly<Record<string, string>>): void;
+  /**
    * Runs one command of the job through the platform's runner: its output streams into the log,
    * its return code is recorded under `label` (default: the argv joined by spaces), and killing the
    * job kills the command's whole process group.

@@ -12,6 +12,7 @@ import type { UsersPort } from './ports/users.ts';
 import type { FirewallPort } from './ports/firewall.ts';
 import type { PowerdPort } from './ports/powerd.ts';
 import type { MousedPort } from './ports/moused.ts';
+import type { VmPort } from './ports/vm.ts';
 
 export type PlatformKind = 'sim' | 'linux' | 'freebsd';
 
@@ -37,6 +38,7 @@ export interface ClassPorts {
   firewall: FirewallPort;
   powerd: PowerdPort;
   moused: MousedPort;
+  vm: VmPort;
 }
 
 export interface Platform {
@@ -68,4 +70,6 @@ export interface PlatformOptions {
   adminGroup?: string;
   /** Linux: the PAM service password sign-in checks against (default `login`). */
   pamService?: string;
+  /** Linux/FreeBSD: the largest ISO image `vm fetchiso` downloads (default 16 GiB). */
+  maxIsoBytes?: number;
 }

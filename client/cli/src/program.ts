@@ -36,6 +36,7 @@ const agentCommand = program
   .option('--job-retention <seconds>', 'how long finished jobs stay listed and readable', parsePositiveInt, 86400)
   .option('--max-finished-jobs <n>', 'finished jobs kept at most (the oldest go first)', parsePositiveInt, LIMITS.maxFinishedJobs)
   .option('--max-job-log-bytes <n>', "total bytes of finished jobs' logs kept at most", parsePositiveInt, LIMITS.maxStoredJobLogBytes)
+  .option('--max-iso-bytes <n>', 'largest ISO image vm fetchiso downloads', parsePositiveInt, 16 * 1024 ** 3)
   .option(
     '--audit-retention-days <days>',
     'audit rows (changes, sign-ins, refusals, hourly read counts) kept this long',
@@ -77,6 +78,7 @@ export interface AgentCliOptions {
   jobRetention: number;
   maxFinishedJobs: number;
   maxJobLogBytes: number;
+  maxIsoBytes: number;
   auditRetentionDays: number;
   auditMaxRows: number;
   logLevel: string;

@@ -3,8 +3,18 @@ import { defineClass, action } from '../protocol/define.ts';
 import { keyedBy, noArgs, queuedAck, safeName, str, yesNo, boolString } from './fields.ts';
 import { PROP_NAME, ifaceName, propValue, sizeArg } from './fields-storage.ts';
 
-const vmName = safeName('Virtual machine name');
-const isoName = safeName('ISO file name');
+/**
+ * A guest name as vm-bhyve's `util::check_name` accepts it (letters, digits, `.`, `_`, `-`, starting and
+ * ending with a letter or digit, at most 231 characters), without `..`: it names a directory and files.
+ */
+const vmName = z
+  .string()
+  .max(231, 'must be at most 231 characters')
+  .regex(/^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$/, 'may hold only letters, digits and . _ - and must start and end with a letter or digit')
+  .refine((n) => !n.includes('..'), 'must not contain `..`')
+  .describe('Virtual machine name');
+/** A file name in the ISO store: no `/`, no leading `-` or `.`, no `..`. */
+const isoName = safeName('ISO file name').refine((n) => !n.includes('..'), 'must not contain `..`');
 const diskName = z
   .string()
   .regex(/^disk[0-9]{1,3}$/, 'must be a disk name like disk1')

@@ -11,11 +11,13 @@ import { freebsdNetwork } from './network.ts';
 import { freebsdFirewall } from './firewall.ts';
 import { freebsdPowerd } from './powerd.ts';
 import { freebsdMoused } from './moused.ts';
+import { freebsdVm } from './vm.ts';
 
 /** What every FreeBSD class port is built from. All host access goes through `runner`. */
 export interface FreebsdContext {
   readonly runner: CommandRunner;
   readonly dataDir: string;
+  readonly maxIsoBytes?: number;
 }
 
 /** One line per class that FreeBSD serves. */
@@ -29,13 +31,14 @@ function freebsdPorts(ctx: FreebsdContext): Partial<ClassPorts> {
     firewall: freebsdFirewall(ctx),
     powerd: freebsdPowerd(ctx),
     moused: freebsdMoused(ctx),
+    vm: freebsdVm(ctx),
   };
 }
 
 /** The real FreeBSD host (the interface's home). */
 export function createFreebsdPlatform(options: PlatformOptions): Platform {
   const runner = options.runner;
-  const ctx: FreebsdContext = { runner, dataDir: options.dataDir };
+  const ctx: FreebsdContext = { runner, dataDir: options.dataDir, ...(options.maxIsoBytes ? { maxIsoBytes: options.maxIsoBytes } : {}) };
   return {
     kind: 'freebsd',
     adminGroup: options.adminGroup ?? 'wheel',

@@ -10,6 +10,7 @@ import { linuxNetwork } from './network.ts';
 import { linuxSystemmanagerPort } from './systemmanager/index.ts';
 import { linuxFirewall } from './firewall.ts';
 import { linuxPowerd } from './powerd.ts';
+import { linuxVm } from './vm/index.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -17,6 +18,7 @@ export interface LinuxContext {
   readonly procRoot: string;
   readonly sysRoot: string;
   readonly dataDir: string;
+  readonly maxIsoBytes?: number;
 }
 
 /** One line per class that Linux serves. */
@@ -31,6 +33,7 @@ function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
     network: linuxNetwork(ctx),
     systemmanager: linuxSystemmanagerPort(ctx),
     firewall: linuxFirewall(ctx),
+    vm: linuxVm({ runner: ctx.runner, dataDir: ctx.dataDir, ...(ctx.maxIsoBytes ? { maxIsoBytes: ctx.maxIsoBytes } : {}) }),
   };
 }
 
@@ -42,6 +45,7 @@ export function createLinuxPlatform(options: PlatformOptions): Platform {
     procRoot: options.procRoot ?? '/proc',
     sysRoot: options.sysRoot ?? '/sys',
     dataDir: options.dataDir,
+    ...(options.maxIsoBytes ? { maxIsoBytes: options.maxIsoBytes } : {}),
   };
   return {
     kind: 'linux',

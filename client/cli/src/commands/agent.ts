@@ -65,6 +65,7 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
       port,
       simPassword: opts.simPassword,
       simHostCommands: opts.simHostCommands,
+      maxIsoBytes: opts.maxIsoBytes,
       adminGroup: opts.adminGroup,
       tls: opts.tlsCert && opts.tlsKey ? { certFile: opts.tlsCert, keyFile: opts.tlsKey } : undefined,
       config: {
