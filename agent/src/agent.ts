@@ -59,6 +59,9 @@ export interface AgentOptions {
   /** Linux: read /proc and /sys from here (tests: a fake tree). */
   procRoot?: string;
   sysRoot?: string;
+  /** Linux: where jails live (default `<data>/jails`), and the cgroup tree their limits go in. */
+  jailRoot?: string;
+  cgroupRoot?: string;
   /** The classes served (default: the registry, `classes/index.ts`); tests add demonstration classes. */
   classes?: ServedClasses;
 }
@@ -123,6 +126,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     adminGroup: options.adminGroup,
     procRoot: options.procRoot,
     sysRoot: options.sysRoot,
+    jailRoot: options.jailRoot,
+    cgroupRoot: options.cgroupRoot,
   });
   const events = new EventBus();
   const dispatcherConfig = { ...DEFAULT_DISPATCHER_CONFIG, ...options.dispatcher };

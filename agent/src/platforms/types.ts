@@ -64,6 +64,10 @@ export interface PlatformOptions {
    */
   procRoot?: string;
   sysRoot?: string;
+  /** Linux: where releases, jails and their record live (default `<dataDir>/jails`). */
+  jailRoot?: string;
+  /** Linux: the cgroup file system the jails' limits are set in (default `/sys/fs/cgroup`). */
+  cgroupRoot?: string;
   /** Sim only: the password of the built-in accounts; when set it also resets them on an existing host. */
   simPassword?: string;
   /** Linux/FreeBSD: override the full-access group. */

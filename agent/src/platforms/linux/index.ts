@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { ClassPorts, Platform, PlatformOptions } from '../types.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
 import { groupsFromId } from '../common/accounts-id.ts';
@@ -10,6 +11,7 @@ import { linuxNetwork } from './network.ts';
 import { linuxSystemmanagerPort } from './systemmanager/index.ts';
 import { linuxFirewall } from './firewall.ts';
 import { linuxPowerd } from './powerd.ts';
+import { linuxJail } from './jail.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -17,6 +19,8 @@ export interface LinuxContext {
   readonly procRoot: string;
   readonly sysRoot: string;
   readonly dataDir: string;
+  readonly jailRoot: string;
+  readonly cgroupRoot: string;
 }
 
 /** One line per class that Linux serves. */
@@ -31,6 +35,7 @@ function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
     network: linuxNetwork(ctx),
     systemmanager: linuxSystemmanagerPort(ctx),
     firewall: linuxFirewall(ctx),
+    jail: linuxJail(ctx, { jailRoot: ctx.jailRoot, cgroupRoot: ctx.cgroupRoot }),
   };
 }
 
@@ -42,6 +47,8 @@ export function createLinuxPlatform(options: PlatformOptions): Platform {
     procRoot: options.procRoot ?? '/proc',
     sysRoot: options.sysRoot ?? '/sys',
     dataDir: options.dataDir,
+    jailRoot: resolve(options.jailRoot ?? join(options.dataDir, 'jails')),
+    cgroupRoot: options.cgroupRoot ?? '/sys/fs/cgroup',
   };
   return {
     kind: 'linux',
