@@ -4,9 +4,9 @@
  *
  * | property  | value                      | cgroup v1 (this hybrid host)   | cgroup v2            |
  * |-----------|----------------------------|--------------------------------|----------------------|
- * | memoryuse | `<n>[K|M|G|T][:<action>]`  | memory.limit_in_bytes          | memory.max           |
- * | maxproc   | `<n>[:<action>]`           | pids.max                       | pids.max             |
- * | pcpu      | `<percent>[:<action>]`     | cpu.cfs_quota_us (period 0.1s) | cpu.max              |
+ * | memoryuse | `[<action>=]<n>[K|M|G|T]`  | memory.limit_in_bytes          | memory.max           |
+ * | maxproc   | `[<action>=]<n>`           | pids.max                       | pids.max             |
+ * | pcpu      | `[<action>=]<percent>`     | cpu.cfs_quota_us (period 0.1s) | cpu.max              |
  *
  * `off` lifts a limit. The other rctl properties (openfiles, vmemoryuse, wallclock, ...) have no
  * cgroup counterpart: set to anything but `off`, capjail refuses (501) naming them and applies none.
@@ -53,10 +53,10 @@ const UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 **
 
 function amount(name: string, value: string | undefined, withUnits: boolean): number | null {
   if (value === undefined || value === 'off' || value === 'none' || value === '') return null;
-  const match = /^(\d+)([KMGTkmgt]?)(?::[a-z]+)?$/.exec(value);
+  const match = /^(?:[a-z]+=)?(\d+)([KMGTkmgt]?)(?::[a-z]+)?$/.exec(value);
   const unit = (match?.[2] ?? '').toUpperCase();
   if (!match || (!withUnits && unit !== '')) {
-    const message = `${name}=${value} is not a limit Linux can apply (${withUnits ? '<n>[K|M|G|T]' : '<n>'}[:<action>], or off)`;
+    const message = `${name}=${value} is not a limit Linux can apply ([<action>=]${withUnits ? '<n>[K|M|G|T]' : '<n>'}, or off)`;
     throw new HostadmError('CONFLICT', message, { fieldErrors: [{ field: 'jail', message }] });
   }
   return Number(match[1]) * (UNITS[unit] ?? 1);
