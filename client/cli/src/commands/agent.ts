@@ -66,6 +66,7 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
       simPassword: opts.simPassword,
       simHostCommands: opts.simHostCommands,
       adminGroup: opts.adminGroup,
+      jailRoot: opts.jailRoot,
       tls: opts.tlsCert && opts.tlsKey ? { certFile: opts.tlsCert, keyFile: opts.tlsKey } : undefined,
       config: {
         tokenTtlSeconds: opts.tokenTtl,
