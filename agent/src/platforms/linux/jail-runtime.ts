@@ -105,6 +105,8 @@ export async function launchInit(runner: CommandRunner, paths: JailPaths, init: 
     }
     await sleep(50);
   }
+  // Whatever did start must not outlive the failed start.
+  await runner.run(['pkill', '-KILL', '-f', '--', pattern], QUICK);
   throw new HostadmError('HOST_ERROR', `the jail's init (${init.join(' ')}) did not start in ${paths.root}; is it in the release?`);
 }
 

@@ -10,7 +10,7 @@
  * - `jails.json`: the record (common/jail-book.ts: properties, release, made by hostadm) and the
  *   running jails' init PIDs and veths.
  *
- * Running is jail-runtime.ts, limits jail-limits.ts. Pools are ZFS's: `activatepool`/`deactivatepool`
+ * Releases are made by jail-releases.ts, running is jail-runtime.ts, limits jail-limits.ts. Pools are ZFS's: `activatepool`/`deactivatepool`
  * answer 501 here. A failed create removes what it made (the release it unpacked for it included).
  */
 import { randomUUID } from 'node:crypto';
@@ -19,11 +19,9 @@ import { join } from 'node:path';
 import { HostadmError, unsupported } from '@hostadm/shared/protocol/errors.ts';
 import type { LinuxContext } from './index.ts';
 import {
-  JAIL_DEFAULTS,
   createPlan,
   emptyBook,
   findJail,
-  findRelease,
   jailConflict,
   jailType,
   newJailProps,
@@ -52,29 +50,13 @@ import {
 } from './jail-runtime.ts';
 import { JailCgroups, hasLimits, limitsOf } from './jail-limits.ts';
 import { humanBytes, parsePasswdAccount } from './parse/jail.ts';
+import { LINUX_DEFAULTS, makeRelease } from './jail-releases.ts';
 
 interface LinuxJailState {
   book: JailBook;
   running: Record<string, RunningJail>;
 }
 
-/** Linux's own defaults where FreeBSD's mean nothing here. */
-const LINUX_DEFAULTS: Record<string, string> = {
-  ...JAIL_DEFAULTS,
-  exec_start: '/bin/sleep infinity',
-  exec_stop: 'none',
-  stop_timeout: '10',
-  interfaces: `eth0:hostadm-jails`,
-  compression: 'off',
-  devfs_ruleset: 'none',
-  mount_devfs: '0',
-  mount_fdescfs: '0',
-  mount_procfs: '1',
-  securelevel: 'none',
-};
-
-const RELEASE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
-const TARBALL_SUFFIXES = ['.tar', '.tar.gz', '.tgz', '.tar.xz'];
 const SLOW = { timeoutMs: 20 * 60_000 };
 
 export interface LinuxJailOptions {
@@ -134,37 +116,7 @@ export function linuxJail(ctx: LinuxContext, options: LinuxJailOptions): JailPor
     delete state.running[jail.uuid];
   };
 
-  /** The release `name`, made now from a supplied tarball or debootstrap when it is not here yet. */
-  const ensureRelease = async (name: string): Promise<{ release: BookRelease; made: boolean }> => {
-    const known = findRelease(load().book, name);
-    if (known) return { release: known, made: false };
-    if (!RELEASE_NAME.test(name) || name.includes('..'))
-      throw new HostadmError('BAD_REQUEST', `release ${name} is not a valid release name`, { fieldErrors: [{ field: 'props', message: 'bad release name' }] });
-    const root = releaseRoot(name);
-    const uuid = randomUUID();
-    const record = (hostadm: boolean): BookRelease => ({
-      uuid,
-      tag: name,
-      hostadm,
-      props: { ...LINUX_DEFAULTS, tag: name, release: name, host_hostuuid: uuid, type: 'release', mountpoint: root },
-    });
-    if (existsSync(root)) return { release: record(false), made: false };
-    const tarball = TARBALL_SUFFIXES.map((s) => join(jailRoot, 'releases', `${name}${s}`)).find((p) => existsSync(p));
-    const debootstrap = /^[a-z]+$/.test(name) ? ['/usr/sbin/debootstrap', '/usr/bin/debootstrap'].find((p) => existsSync(p)) : undefined;
-    if (!tarball && !debootstrap) {
-      const message = `release ${name} is not here: supply ${join(jailRoot, 'releases', `${name}.tar`)} (or .tar.gz/.tar.xz), or install debootstrap for a Debian suite`;
-      throw new HostadmError('NOT_FOUND', message, { fieldErrors: [{ field: 'props', message }] });
-    }
-    await run(runner, ['mkdir', '-p', '--', root]);
-    try {
-      if (tarball) await run(runner, ['tar', '-x', '--numeric-owner', '-f', tarball, '-C', root], SLOW);
-      else await run(runner, [debootstrap as string, '--variant=minbase', name, root], SLOW);
-    } catch (error) {
-      await runner.run(['rm', '-rf', '--one-file-system', '--', join(jailRoot, 'releases', name)], SLOW);
-      throw error;
-    }
-    return { release: record(true), made: true };
-  };
+  const ensureRelease = (name: string) => makeRelease(runner, jailRoot, load().book, name);
 
   /** Makes a jail's directories and records it; on any failure removes what it made (and the release it unpacked for it). */
   const make = async (
@@ -354,7 +306,8 @@ export function linuxJail(ctx: LinuxContext, options: LinuxJailOptions): JailPor
       const j = findJail(state.book, name);
       const pid = await aliveInit(state, j);
       if (!pid) throw jailConflict(`${j.props.tag} is not running: start it to run commands in it`);
-      const passwd = await runner.run(['cat', '--', `${pathsOf(state, j).root}/etc/passwd`], { timeoutMs: 30_000 });
+      // Read from inside the jail's root, so a symlink there cannot point the agent at the host's files.
+      const passwd = await runner.run(['nsenter', '-t', String(pid), '-m', '-r', '--', 'cat', '/etc/passwd'], { timeoutMs: 30_000 });
       const account = passwd.code === 0 ? parsePasswdAccount(passwd.stdout, user) : null;
       if (!account)
         throw new HostadmError('NOT_FOUND', `jail ${j.props.tag} has no account ${user} (its /etc/passwd)`, {
