@@ -79,10 +79,13 @@ test('over WebSocket: sysadm and the product class names reach the spec classes,
   const same = await admin.request('admin', 'services', { action: 'list_services' });
   assert.deepEqual(listed.args, same.args, 'the same class answers under both namespaces');
 
-  // The product names route to snapshot, jail and vm; this host serves none of them, and says so in the request's words.
+  // The product names route to snapshot, jail and vm: iocage is the jail class, and what this host does
+  // not serve it says so in the request's words.
+  const jails = await admin.request('sysadm', 'iocage', { action: 'listjails' });
+  assert.equal(jails.namespace, 'sysadm');
+  assert.deepEqual(jails.args, (await admin.request('admin', 'jail', { action: 'listjails' })).args);
   for (const [namespace, name] of [
     ['sysadm', 'lifepreserver'],
-    ['sysadm', 'iocage'],
     ['admin', 'iohyve'],
   ] as const) {
     const reply = await admin.request(namespace, name, { action: 'list' });

@@ -174,6 +174,7 @@ test('every action runs the expected iocage/rctl argv (snapshot), with the state
   await step('cleanjails foreign', 'cleanjails', {}, 409);
   await step('cleanreleases foreign', 'cleanreleases', {}, 409);
   await step('cleantemplates none', 'cleantemplates');
+  await step('cleanall foreign', 'cleanall', {}, 409);
   await step('activatepool query', 'activatepool');
   await step('activatepool', 'activatepool', { pool: 'tank' });
   await step('deactivatepool other', 'deactivatepool', { pool: 'zroot' }, 409);
