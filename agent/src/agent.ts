@@ -61,6 +61,9 @@ export interface AgentOptions {
   sysRoot?: string;
   /** Linux/FreeBSD: the largest ISO image `vm fetchiso` downloads (default 16 GiB). */
   maxIsoBytes?: number;
+  /** Linux: where jails live (default `<data>/jails`), and the cgroup tree their limits go in. */
+  jailRoot?: string;
+  cgroupRoot?: string;
   /** The classes served (default: the registry, `classes/index.ts`); tests add demonstration classes. */
   classes?: ServedClasses;
 }
@@ -126,6 +129,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     procRoot: options.procRoot,
     sysRoot: options.sysRoot,
     maxIsoBytes: options.maxIsoBytes,
+    jailRoot: options.jailRoot,
+    cgroupRoot: options.cgroupRoot,
   });
   const events = new EventBus();
   const dispatcherConfig = { ...DEFAULT_DISPATCHER_CONFIG, ...options.dispatcher };

@@ -10,6 +10,7 @@
  */
 import { firewall } from '@hostadm/shared/api/firewall.ts';
 import { implementClass } from './types.ts';
+import { serialized } from './serialized.ts';
 import { formatPortSpec, parsePortSpec, uniquePorts, type KnownPort } from '../platforms/ports/firewall.ts';
 
 const SUCCESS = { result: 'success' } as const;
@@ -65,14 +66,4 @@ function keyedByPort(list: readonly KnownPort[]): Record<string, KnownPort> {
   const out: Record<string, KnownPort> = {};
   for (const entry of list) if (!Object.hasOwn(out, entry.port)) out[entry.port] = { description: entry.description, name: entry.name, port: entry.port };
   return out;
-}
-
-/** Runs each task after the previous one has settled, whatever its outcome. */
-function serialized(): <T>(task: () => Promise<T>) => Promise<T> {
-  let tail: Promise<unknown> = Promise.resolve();
-  return (task) => {
-    const run = tail.then(task, task);
-    tail = run.catch(() => undefined);
-    return run;
-  };
 }

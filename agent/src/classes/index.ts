@@ -16,6 +16,7 @@ import { firewallImpl } from './firewall.ts';
 import { powerdImpl } from './powerd.ts';
 import { mousedImpl } from './moused.ts';
 import { vmImpl } from './vm.ts';
+import { jailImpl } from './jail.ts';
 
 export const classes = {
   'admin/settings': adminSettingsImpl,
@@ -28,7 +29,7 @@ export const classes = {
   'admin/services': servicesImpl,
   'admin/beadm': null,
   'admin/firewall': firewallImpl,
-  'admin/jail': null,
+  'admin/jail': jailImpl,
   'admin/moused': mousedImpl,
   'admin/pkg': null,
   'admin/powerd': powerdImpl,

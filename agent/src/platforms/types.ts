@@ -13,6 +13,7 @@ import type { FirewallPort } from './ports/firewall.ts';
 import type { PowerdPort } from './ports/powerd.ts';
 import type { MousedPort } from './ports/moused.ts';
 import type { VmPort } from './ports/vm.ts';
+import type { JailPort } from './ports/jail.ts';
 
 export type PlatformKind = 'sim' | 'linux' | 'freebsd';
 
@@ -39,6 +40,7 @@ export interface ClassPorts {
   powerd: PowerdPort;
   moused: MousedPort;
   vm: VmPort;
+  jail: JailPort;
 }
 
 export interface Platform {
@@ -64,6 +66,10 @@ export interface PlatformOptions {
    */
   procRoot?: string;
   sysRoot?: string;
+  /** Linux: where releases, jails and their record live (default `<dataDir>/jails`). */
+  jailRoot?: string;
+  /** Linux: the cgroup file system the jails' limits are set in (default `/sys/fs/cgroup`). */
+  cgroupRoot?: string;
   /** Sim only: the password of the built-in accounts; when set it also resets them on an existing host. */
   simPassword?: string;
   /** Linux/FreeBSD: override the full-access group. */

@@ -27,6 +27,7 @@ const agentCommand = program
   .option('--tls-cert <file>', 'serve wss/https with this PEM certificate')
   .option('--tls-key <file>', 'private key for --tls-cert')
   .option('--admin-group <group>', 'group whose members get full access (default: wheel; sudo on Debian/Ubuntu Linux)')
+  .option('--jail-root <dir>', 'linux: where releases and jails live (default: <data>/jails; no , : or spaces)')
   .option('--no-password-auth', 'refuse username/password sign-in (keys and tokens only)')
   .option('--bridge <url>', 'also dial out to this bridge (ws:// or wss://) so clients reach this host through it')
   .option('--join <token>', 'one-time join token from `hostadm bridge token --kind agent` (first connection only); prefer --join-file or HOSTADM_JOIN_TOKEN')
@@ -69,6 +70,7 @@ export interface AgentCliOptions {
   tlsCert?: string;
   tlsKey?: string;
   adminGroup?: string;
+  jailRoot?: string;
   passwordAuth: boolean;
   maxParallelJobs: number;
   bridge?: string;

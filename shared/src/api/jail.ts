@@ -1,9 +1,37 @@
 import { z } from 'zod';
 import { defineClass, action } from '../protocol/define.ts';
 import { keyedBy, noArgs, onOff, safeName, str } from './fields.ts';
-import { PROP_NAME, isPropValue, safePhrase } from './fields-storage.ts';
+import { PROP_NAME, isPropValue } from './fields-storage.ts';
 
-const jailName = safeName('Jail uuid or tag');
+/** A jail uuid or tag: a safe name (no leading `-` or `.`, no `/`) that also never holds `..`. */
+const jailName = safeName('Jail uuid or tag').refine((v) => !v.includes('..'), 'must not contain `..`');
+
+/** One word of a command: any text but control characters (it is an argv element, never seen by a shell). */
+const COMMAND_WORD = /^[^\u0000-\u001f\u007f]+$/;
+
+/**
+ * The command of `execjail`, as one argv: a JSON array of words, or a string split at every run of
+ * spaces (no quoting, no escapes, no shell: `a  b` is `["a", "b"]`; a word holding a space needs the
+ * array form). The program (first word) must not start with `-`.
+ */
+export const commandArgv = z
+  .union([
+    z
+      .array(z.string().max(4096, 'each word must be at most 4096 characters').regex(COMMAND_WORD, 'words must not hold control characters'))
+      .min(1, 'must hold the program')
+      .max(256, 'must hold at most 256 words')
+      .describe('The argv: program, then its arguments'),
+    z
+      .string()
+      .max(8192, 'must be at most 8192 characters')
+      .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not hold control characters (tabs and newlines included)')
+      .regex(/[^ ]/, 'must hold the program')
+      .describe('Program and arguments separated by spaces (split at each run of spaces; no quoting)'),
+  ])
+  .transform((v) => (Array.isArray(v) ? v : v.split(/ +/).filter((w) => w !== '')))
+  .refine((argv) => argv.length > 0 && argv.length <= 256 && argv.every((w) => w !== ''), 'must be 1 to 256 non-empty words')
+  .refine((argv) => !(argv[0] ?? '').startsWith('-'), 'the program must not start with -')
+  .describe('The command as one argv: a JSON array of words, or a string split at runs of spaces (no shell)');
 const poolName = safeName('ZFS pool name');
 
 /** The property names that `getjailsettings` returns for one jail (spec: Jail settings). */
@@ -304,7 +332,7 @@ export const jail = defineClass({
       description: 'Run a command inside a jail as a given user',
       args: z.strictObject({
         jail: jailName,
-        command: safePhrase('Command and its arguments, separated by spaces (no shell: no pipes, redirections or quotes)', 4096),
+        command: commandArgv,
         user: safeName('Account inside the jail that runs the command'),
       }),
       reply: z.object({
@@ -317,25 +345,29 @@ export const jail = defineClass({
       description: 'Destroy all jail datasets and their data',
       args: noArgs,
       reply: successMessage('cleanjails', 'Message, `All jails have been cleaned.`'),
-      access: 'write',
+      // Destroys every jail (or release, template) hostadm made, whatever its owner: as strong as execjail.
+      access: 'full',
     }),
     cleanreleases: action({
       description: 'Delete all fetched releases (unsafe while basejails exist)',
       args: noArgs,
       reply: successMessage('cleanreleases', 'Message, `All RELEASEs have been cleaned.`'),
-      access: 'write',
+      // Destroys every jail (or release, template) hostadm made, whatever its owner: as strong as execjail.
+      access: 'full',
     }),
     cleantemplates: action({
       description: 'Destroy all jail templates',
       args: noArgs,
       reply: successMessage('cleantemplates', 'Message, `All templates have been cleaned.`'),
-      access: 'write',
+      // Destroys every jail (or release, template) hostadm made, whatever its owner: as strong as execjail.
+      access: 'full',
     }),
     cleanall: action({
       description: 'Destroy everything of the jail system',
       args: noArgs,
       reply: successMessage('cleanall', 'Message, `All iocage datasets have been cleaned.`'),
-      access: 'write',
+      // Destroys every jail (or release, template) hostadm made, whatever its owner: as strong as execjail.
+      access: 'full',
     }),
     activatepool: action({
       description: 'Activate a pool for jails, or without `pool` report the active one',

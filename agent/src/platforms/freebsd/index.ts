@@ -12,6 +12,7 @@ import { freebsdFirewall } from './firewall.ts';
 import { freebsdPowerd } from './powerd.ts';
 import { freebsdMoused } from './moused.ts';
 import { freebsdVm } from './vm.ts';
+import { freebsdJail } from './jail.ts';
 
 /** What every FreeBSD class port is built from. All host access goes through `runner`. */
 export interface FreebsdContext {
@@ -32,6 +33,7 @@ function freebsdPorts(ctx: FreebsdContext): Partial<ClassPorts> {
     powerd: freebsdPowerd(ctx),
     moused: freebsdMoused(ctx),
     vm: freebsdVm(ctx),
+    jail: freebsdJail(ctx),
   };
 }
 

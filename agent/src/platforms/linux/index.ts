@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { ClassPorts, Platform, PlatformOptions } from '../types.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
 import { groupsFromId } from '../common/accounts-id.ts';
@@ -11,6 +12,7 @@ import { linuxSystemmanagerPort } from './systemmanager/index.ts';
 import { linuxFirewall } from './firewall.ts';
 import { linuxPowerd } from './powerd.ts';
 import { linuxVm } from './vm/index.ts';
+import { linuxJail } from './jail.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -19,6 +21,8 @@ export interface LinuxContext {
   readonly sysRoot: string;
   readonly dataDir: string;
   readonly maxIsoBytes?: number;
+  readonly jailRoot: string;
+  readonly cgroupRoot: string;
 }
 
 /** One line per class that Linux serves. */
@@ -34,6 +38,7 @@ function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
     systemmanager: linuxSystemmanagerPort(ctx),
     firewall: linuxFirewall(ctx),
     vm: linuxVm({ runner: ctx.runner, dataDir: ctx.dataDir, ...(ctx.maxIsoBytes ? { maxIsoBytes: ctx.maxIsoBytes } : {}) }),
+    jail: linuxJail(ctx, { jailRoot: ctx.jailRoot, cgroupRoot: ctx.cgroupRoot }),
   };
 }
 
@@ -46,6 +51,8 @@ export function createLinuxPlatform(options: PlatformOptions): Platform {
     sysRoot: options.sysRoot ?? '/sys',
     dataDir: options.dataDir,
     ...(options.maxIsoBytes ? { maxIsoBytes: options.maxIsoBytes } : {}),
+    jailRoot: resolve(options.jailRoot ?? join(options.dataDir, 'jails')),
+    cgroupRoot: options.cgroupRoot ?? '/sys/fs/cgroup',
   };
   return {
     kind: 'linux',

@@ -11,6 +11,7 @@ import { simFirewall } from './firewall.ts';
 import { simPowerd } from './powerd.ts';
 import { simMoused } from './moused.ts';
 import { simVm } from './vm.ts';
+import { simJail } from './jail.ts';
 
 export interface SimPlatform extends Platform {
   readonly store: SimStore;
@@ -36,6 +37,7 @@ function simPorts(ctx: SimContext): Partial<ClassPorts> {
     powerd: simPowerd(ctx),
     moused: simMoused(ctx),
     vm: simVm(ctx),
+    jail: simJail(ctx),
   };
 }
 

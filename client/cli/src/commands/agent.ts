@@ -67,6 +67,7 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
       simHostCommands: opts.simHostCommands,
       maxIsoBytes: opts.maxIsoBytes,
       adminGroup: opts.adminGroup,
+      jailRoot: opts.jailRoot,
       tls: opts.tlsCert && opts.tlsKey ? { certFile: opts.tlsCert, keyFile: opts.tlsKey } : undefined,
       config: {
         tokenTtlSeconds: opts.tokenTtl,
