@@ -15,6 +15,7 @@ import { dispatcherImpl } from './dispatcher.ts';
 import { firewallImpl } from './firewall.ts';
 import { powerdImpl } from './powerd.ts';
 import { mousedImpl } from './moused.ts';
+import { updateImpl } from './update.ts';
 
 export const classes = {
   'admin/settings': adminSettingsImpl,
@@ -32,7 +33,7 @@ export const classes = {
   'admin/pkg': null,
   'admin/powerd': powerdImpl,
   'admin/snapshot': null,
-  'admin/update': null,
+  'admin/update': updateImpl,
   'admin/vm': null,
   'admin/zfs': null,
 } as const satisfies ClassRegistry;
