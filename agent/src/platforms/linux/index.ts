@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { ClassPorts, Platform, PlatformOptions } from '../types.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
@@ -10,6 +11,7 @@ import { linuxNetwork } from './network.ts';
 import { linuxSystemmanagerPort } from './systemmanager/index.ts';
 import { linuxFirewall } from './firewall.ts';
 import { linuxPowerd } from './powerd.ts';
+import { linuxUpdate } from './update.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -31,6 +33,8 @@ function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
     network: linuxNetwork(ctx),
     systemmanager: linuxSystemmanagerPort(ctx),
     firewall: linuxFirewall(ctx),
+    // apt-based only: a host without apt-get leaves update out of query (update.ts says what it does).
+    ...(existsSync('/usr/bin/apt-get') ? { update: linuxUpdate(ctx) } : {}),
   };
 }
 
