@@ -9,12 +9,13 @@
  *   (`available`) from `/usr/share/distro-info/<ID>.csv`; without that file, only the active one.
  * - startupdate: `pkgupdate` = `apt-get upgrade`; `standalone` = `apt-get install --only-upgrade <tag>`;
  *   `chbranch` = the release notes' way: the codename replaced in the sources files that name it
- *   (sed, a `.hostadm-bak` copy kept), `apt-get update`, `upgrade --without-new-pkgs`, `dist-upgrade`.
+ *   (sed, a copy kept as `/var/backups/<file>.hostadm-bak`), `apt-get update`, `upgrade --without-new-pkgs`, `dist-upgrade`.
  *   All non-interactive (DEBIAN_FRONTEND=noninteractive, changed configuration files kept as they are).
  * - rebootrequired: `/run/reboot-required` (and `.pkgs`), as Debian's and Ubuntu's packages leave it.
  * - logs: the agent's own, plus apt's history as `apt-history.log`. `maxbe`, `package_set` and
  *   `package_url` are kept and listed but have no effect here (no boot environments, no package sets).
  */
+import { basename } from 'node:path';
 import { badRequest, HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import { failureText, type CommandRunner } from '../../runner/runner.ts';
 import { fileUpdateStore, type HostLogs } from '../common/update-files.ts';
@@ -128,7 +129,9 @@ export function linuxUpdate(ctx: LinuxContext): UpdatePort {
     const files = [...new Set(distro.map((t) => t.sourcesFile).filter((f) => f.startsWith('/etc/apt/')))].sort();
     if (files.length === 0) throw new HostadmError('HOST_ERROR', `no apt sources file names ${from}`);
     return steps([
-      ['sed', '-i.hostadm-bak', '-E', `s/\\b${from}\\b/${target.branch}/g`, '--', ...files],
+      // A copy of each sources file first, outside sources.list.d (apt would read a backup left there).
+      ...files.map((f) => ['cp', '-p', '--', f, `/var/backups/${basename(f)}.hostadm-bak`]),
+      ['sed', '-i', '-E', `s/\\b${from}\\b/${target.branch}/g`, '--', ...files],
       APT_UPDATE,
       [...NONINTERACTIVE, 'upgrade', '--without-new-pkgs'],
       [...NONINTERACTIVE, 'dist-upgrade'],
