@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { RecordingRunner } from '@hostadm/agent/runner/recording-runner.ts';
+import { RecordingRunner, type CannedReply } from '@hostadm/agent/runner/recording-runner.ts';
 import { newerReleases, parseAptSimulation, parseDistroInfo, parseIndexTargets, releaseOfSuite } from '@hostadm/agent/platforms/linux/parse/update.ts';
 import { startTestAgent } from '../helpers/agent.ts';
 import { keySession, snapshotArgv } from './services-support.ts';
@@ -60,8 +60,9 @@ test('apt-get indextargets and distro-info: the release the sources follow and t
 const OS_RELEASE = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\nVERSION_CODENAME=bookworm\nID=debian\n';
 const SOURCES = '/etc/apt/sources.list.d/debian.sources';
 
-function debianHost(): RecordingRunner {
+function debianHost(first: CannedReply[] = []): RecordingRunner {
   return new RecordingRunner([
+    ...first,
     { match: ['id', '-Gn', 'root'], stdout: 'root\n' },
     { match: ['apt-get', 'indextargets'], stdout: fixture('indextargets-bookworm.txt') },
     { match: ['cat', '--', '/etc/os-release'], stdout: OS_RELEASE },
@@ -110,4 +111,52 @@ test('Linux chbranch: the release in the sources that name it is replaced, then 
     ['sed', '-i', '-E', 's/\\bbookworm\\b/trixie/g', '--', SOURCES],
   );
   snapshotArgv(t, host.calls);
+});
+
+test('Linux: settings persist in the data directory across a restart; a failed check is retried after 5 minutes, a good one after 12 hours', async (t) => {
+  let updates = 0;
+  const host = debianHost([
+    {
+      match: ['apt-get', 'update', '--error-on=any'],
+      stderr: "E: Failed to fetch http://deb.debian.org/debian/dists/bookworm/InRelease  Temporary failure resolving 'deb.debian.org'\n",
+      code: 100,
+      once: true,
+    },
+  ]);
+  const counting = {
+    run: (argv: readonly string[], options?: Parameters<RecordingRunner['run']>[1]) => {
+      if (argv.join(' ') === 'apt-get update --error-on=any') updates++;
+      return host.run(argv, options);
+    },
+  };
+  let agent = await startTestAgent({ platform: 'linux', runner: counting });
+  t.after(() => agent.dispose());
+  let root = await keySession(t, agent);
+  assert.deepEqual(await upd(root, 'changesettings', { maxbe: '4', auto_update: 'security' }), { changesettings: { result: 'success' } });
+  assert.deepEqual(JSON.parse(readFileSync(`${agent.dataDir}/update/settings.json`, 'utf8')), { maxbe: '4', auto_update: 'security' });
+
+  // The first apt-get update fails (offline); later ones succeed.
+  const failed = await checkUntilAnswered(root);
+  assert.equal(failed.checkupdates.status, 'checkfailed');
+  assert.match(failed.checkupdates.details, /apt-get update exited with code 100: E: Failed to fetch/);
+  assert.deepEqual(await checkUntilAnswered(root), failed, 'within 5 minutes the failure is answered again');
+  assert.equal(updates, 1);
+  // Sessions expire with the clock too: sign in again after each jump.
+  agent.clock.advance(301);
+  root = await keySession(t, agent);
+  const good = await checkUntilAnswered(root);
+  assert.equal(good.checkupdates.status, 'updatesavailable');
+  assert.equal(updates, 2);
+  agent.clock.advance(11 * 3600);
+  root = await keySession(t, agent);
+  assert.deepEqual(await checkUntilAnswered(root), good, 'a good result stays 12 hours');
+  agent.clock.advance(3600);
+  root = await keySession(t, agent);
+  await checkUntilAnswered(root);
+  assert.equal(updates, 3);
+
+  root.close();
+  agent = await agent.restart();
+  root = await keySession(t, agent);
+  assert.deepEqual(await upd(root, 'listsettings'), { listsettings: { maxbe: '4', auto_update: 'security' } });
 });
