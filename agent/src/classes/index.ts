@@ -17,6 +17,7 @@ import { powerdImpl } from './powerd.ts';
 import { mousedImpl } from './moused.ts';
 import { vmImpl } from './vm.ts';
 import { jailImpl } from './jail.ts';
+import { updateImpl } from './update.ts';
 
 export const classes = {
   'admin/settings': adminSettingsImpl,
@@ -34,7 +35,7 @@ export const classes = {
   'admin/pkg': null,
   'admin/powerd': powerdImpl,
   'admin/snapshot': null,
-  'admin/update': null,
+  'admin/update': updateImpl,
   'admin/vm': vmImpl,
   'admin/zfs': null,
 } as const satisfies ClassRegistry;

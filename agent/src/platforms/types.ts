@@ -14,6 +14,7 @@ import type { PowerdPort } from './ports/powerd.ts';
 import type { MousedPort } from './ports/moused.ts';
 import type { VmPort } from './ports/vm.ts';
 import type { JailPort } from './ports/jail.ts';
+import type { UpdatePort } from './ports/update.ts';
 
 export type PlatformKind = 'sim' | 'linux' | 'freebsd';
 
@@ -41,6 +42,7 @@ export interface ClassPorts {
   moused: MousedPort;
   vm: VmPort;
   jail: JailPort;
+  update: UpdatePort;
 }
 
 export interface Platform {

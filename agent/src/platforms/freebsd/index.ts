@@ -13,6 +13,7 @@ import { freebsdPowerd } from './powerd.ts';
 import { freebsdMoused } from './moused.ts';
 import { freebsdVm } from './vm.ts';
 import { freebsdJail } from './jail.ts';
+import { freebsdUpdate } from './update.ts';
 
 /** What every FreeBSD class port is built from. All host access goes through `runner`. */
 export interface FreebsdContext {
@@ -34,6 +35,7 @@ function freebsdPorts(ctx: FreebsdContext): Partial<ClassPorts> {
     moused: freebsdMoused(ctx),
     vm: freebsdVm(ctx),
     jail: freebsdJail(ctx),
+    update: freebsdUpdate(ctx),
   };
 }
 

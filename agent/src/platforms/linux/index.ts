@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ClassPorts, Platform, PlatformOptions } from '../types.ts';
@@ -13,6 +14,7 @@ import { linuxFirewall } from './firewall.ts';
 import { linuxPowerd } from './powerd.ts';
 import { linuxVm } from './vm/index.ts';
 import { linuxJail } from './jail.ts';
+import { linuxUpdate } from './update.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -39,6 +41,8 @@ function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
     firewall: linuxFirewall(ctx),
     vm: linuxVm({ runner: ctx.runner, dataDir: ctx.dataDir, ...(ctx.maxIsoBytes ? { maxIsoBytes: ctx.maxIsoBytes } : {}) }),
     jail: linuxJail(ctx, { jailRoot: ctx.jailRoot, cgroupRoot: ctx.cgroupRoot }),
+    // apt-based only: a host without apt-get leaves update out of query (update.ts says what it does).
+    ...(existsSync('/usr/bin/apt-get') ? { update: linuxUpdate(ctx) } : {}),
   };
 }
 

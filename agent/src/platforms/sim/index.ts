@@ -12,6 +12,7 @@ import { simPowerd } from './powerd.ts';
 import { simMoused } from './moused.ts';
 import { simVm } from './vm.ts';
 import { simJail } from './jail.ts';
+import { simUpdate } from './update.ts';
 
 export interface SimPlatform extends Platform {
   readonly store: SimStore;
@@ -38,6 +39,7 @@ function simPorts(ctx: SimContext): Partial<ClassPorts> {
     moused: simMoused(ctx),
     vm: simVm(ctx),
     jail: simJail(ctx),
+    update: simUpdate(ctx),
   };
 }
 
