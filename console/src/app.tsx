@@ -1,4 +1,5 @@
 /** The console's frame: header with the connection state, hash routes, the host-key question, dialogs and toasts. */
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { bridgeUrl, hostKeyQuestion, links } from './hosts.ts';
 import { loadKey, type StoredKey } from './keys.ts';
@@ -41,9 +42,11 @@ export function App() {
   useEffect(() => {
     loadKey().then((k) => setKey(k ?? undefined));
   }, []);
-  const reconnecting = Object.values(all).filter((l) => l.state === 'reconnecting').map((l) => l.nickname);
+  const reconnecting = Object.values(all)
+    .filter((l) => l.state === 'reconnecting')
+    .map((l) => l.nickname);
   const [, route, nickname, page] = /^#\/([a-z]+)(?:\/([^/]+)(?:\/(.+))?)?/.exec(hash) ?? [];
-  let body;
+  let body: ComponentChildren;
   if (!window.isSecureContext || !crypto.subtle) body = <p class="error">This page needs a secure context (https:// or localhost) for WebCrypto.</p>;
   else if (key === null) body = <p role="status">Loading…</p>;
   else if (!key || route === 'key' || (!route && !key.enrolledAt)) body = <KeyPage keyRecord={key} onKey={setKey} />;

@@ -40,9 +40,9 @@ export const links = new Store<Record<string, HostLink>>({});
 /** Asks the user to compare a first-seen host key's fingerprint; resolves with the answer. */
 export const hostKeyQuestion = new Store<{ nickname: string; fingerprint: string; answer: (ok: boolean) => void } | null>(null);
 
-/** The SDK's key form: the DOM's CryptoKey and the SDK's narrower declaration of it are the same objects. */
+/** The SDK's form of the key: the two CryptoKeys and the public half. */
 function sdkKey(key: StoredKey): { cryptoKeys: WebCryptoClientKey; publicPem: string } {
-  return { cryptoKeys: key.cryptoKeys as unknown as WebCryptoClientKey, publicPem: key.publicPem };
+  return { cryptoKeys: key.cryptoKeys, publicPem: key.publicPem };
 }
 
 function setLink(nickname: string, change: Partial<HostLink>): void {
@@ -110,7 +110,9 @@ export async function openHost(key: StoredKey, nickname: string): Promise<HostLi
     client.on('reconnect', () => setLink(nickname, { state: 'open', error: undefined }));
     client.on('close', ({ error }) => {
       const reason = error instanceof Error ? error.message : 'closed';
-      setLink(nickname, { state: /host-key-mismatch/.test(reason) ? 'refused' : 'closed', error: reason });
+      const refused = /host-key-mismatch/.test(reason);
+      setLink(nickname, { state: refused ? 'refused' : 'closed', error: reason, client: undefined });
+      if (refused) toast('error', `REFUSED: ${nickname} now presents a different host key than the one pinned. Possible interception.`);
     });
     const grants = (await client.query()) as Record<string, string>;
     setLink(nickname, { state: 'open', client, grants, ...(pin ? { fingerprint: pin.fingerprint } : {}) });

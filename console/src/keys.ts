@@ -79,11 +79,10 @@ async function storedFrom(pkcs8: Uint8Array, spki: ArrayBuffer): Promise<StoredK
 
 /** A new RSA-2048 key: stored non-extractable; the PKCS#8 PEM is handed back once, for the CLI file. */
 export async function createKey(): Promise<{ key: StoredKey; privatePem: string }> {
-  const pair = await crypto.subtle.generateKey(
-    { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), ...RSA },
-    true,
-    ['sign', 'verify'],
-  );
+  const pair = await crypto.subtle.generateKey({ name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), ...RSA }, true, [
+    'sign',
+    'verify',
+  ]);
   const pkcs8 = new Uint8Array(await crypto.subtle.exportKey('pkcs8', pair.privateKey));
   const key = await storedFrom(pkcs8, await crypto.subtle.exportKey('spki', pair.publicKey));
   await saveKey(key);
@@ -97,7 +96,13 @@ export async function importKeyFile(text: string): Promise<StoredKey> {
   // The public half, through a JWK of the private key (n and e), while the imported copy is briefly extractable.
   const extractable = await crypto.subtle.importKey('pkcs8', new Uint8Array(der), { name: 'RSASSA-PKCS1-v1_5', ...RSA }, true, ['sign']);
   const jwk = await crypto.subtle.exportKey('jwk', extractable);
-  const publicKey = await crypto.subtle.importKey('jwk', { kty: 'RSA', n: jwk.n, e: jwk.e, alg: 'RS256', ext: true }, { name: 'RSASSA-PKCS1-v1_5', ...RSA }, true, ['verify']);
+  const publicKey = await crypto.subtle.importKey(
+    'jwk',
+    { kty: 'RSA', n: jwk.n, e: jwk.e, alg: 'RS256', ext: true },
+    { name: 'RSASSA-PKCS1-v1_5', ...RSA },
+    true,
+    ['verify'],
+  );
   const key = await storedFrom(der, await crypto.subtle.exportKey('spki', publicKey));
   await saveKey(key);
   return key;

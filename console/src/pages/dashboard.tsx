@@ -40,7 +40,13 @@ export function Dashboard(props: { client: HostadmClient; state: LinkState }) {
       <h2 id="dash-title">Dashboard</h2>
       <Freshness data={live} />
       <div class="cards">
-        <Chart title="CPU busy (%)" id="cpu-chart" points={live.data ?? 0} x={series.current.t} ys={[{ label: 'busy %', data: series.current.cpu, stroke: '#2f6fd6' }]} />
+        <Chart
+          title="CPU busy (%)"
+          id="cpu-chart"
+          points={live.data ?? 0}
+          x={series.current.t}
+          ys={[{ label: 'busy %', data: series.current.cpu, stroke: '#2f6fd6' }]}
+        />
         <Chart
           title="Memory (MB)"
           id="mem-chart"

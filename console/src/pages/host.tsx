@@ -33,8 +33,8 @@ export function HostPage(props: { keyRecord: StoredKey; nickname: string; page: 
         <h2 id="host-error">{link.state === 'refused' ? `REFUSED: the host key of ${props.nickname} changed` : `Cannot reach ${props.nickname}`}</h2>
         {link.state === 'refused' && (
           <p>
-            The host presented another key than the one pinned the first time. Someone may be impersonating it. Do not continue unless its administrator confirms the new key's
-            fingerprint (then forget the pin).
+            The host presented another key than the one pinned the first time. Someone may be impersonating it. Do not continue unless its administrator
+            confirms the new key's fingerprint (then forget the pin).
           </p>
         )}
         <p class="error">{link.error}</p>

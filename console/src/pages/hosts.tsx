@@ -29,7 +29,9 @@ export function HostsPage(props: { keyRecord: StoredKey }) {
       <h2 id="hosts-title">Hosts</h2>
       <p class={`freshness${error ? ' stale' : ''}`} role="status">
         {error ? `Not current: ${error}` : updatedAt ? `Updated ${updatedAt.toLocaleTimeString()}` : 'Loading…'}{' '}
-        <button type="button" onClick={refresh}>Refresh</button>
+        <button type="button" onClick={refresh}>
+          Refresh
+        </button>
       </p>
       {hosts && hosts.length === 0 && <p>No host lists this key yet: sign in to one below to register it.</p>}
       <ul class="hosts">
@@ -85,8 +87,14 @@ function RegisterForm(props: { keyRecord: StoredKey; onDone: () => void }) {
       <input id="reg-user" value={values.user} onInput={set('user')} autocomplete="username" />
       <label for="reg-password">Password</label>
       <input id="reg-password" type="password" value={values.password} onInput={set('password')} autocomplete="current-password" />
-      <button type="submit" class="primary" disabled={busy}>{busy ? 'Signing in…' : 'Sign in and register'}</button>
-      {error && <p class="error" role="alert">{error}</p>}
+      <button type="submit" class="primary" disabled={busy}>
+        {busy ? 'Signing in…' : 'Sign in and register'}
+      </button>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
     </form>
   );
 }

@@ -43,7 +43,14 @@ export function Jobs({ client, state }: { client: HostadmClient; state: LinkStat
     const next: Record<string, JobView> = {};
     for (const queue of Object.values(queues))
       for (const [id, j] of Object.entries(queue as Record<string, { state: string; success?: string; commands: string[] }>))
-        next[id] = { id, state: j.state, percent: j.state === 'finished' ? 100 : undefined, log: '', commands: j.commands, ...(j.success ? { success: j.success } : {}) };
+        next[id] = {
+          id,
+          state: j.state,
+          percent: j.state === 'finished' ? 100 : undefined,
+          log: '',
+          commands: j.commands,
+          ...(j.success ? { success: j.success } : {}),
+        };
     setJobs((old) => {
       for (const id of Object.keys(next)) if (old[id]?.log) next[id]!.log = old[id]!.log;
       return next;
@@ -59,7 +66,12 @@ export function Jobs({ client, state }: { client: HostadmClient; state: LinkStat
       setJobs((old) => {
         const prev = old[update.id] ?? { id: update.id, state: 'running', percent: undefined, log: '', commands: [] };
         const finished = update.state === 'finished';
-        const job: JobView = { ...prev, ...update, percent: finished ? 100 : (update.percent ?? prev.percent), log: finished && chunk ? chunk : prev.log + chunk };
+        const job: JobView = {
+          ...prev,
+          ...update,
+          percent: finished ? 100 : (update.percent ?? prev.percent),
+          log: finished && chunk ? chunk : prev.log + chunk,
+        };
         return { ...old, [update.id]: job };
       });
       if (update.state === 'finished') {
@@ -100,7 +112,11 @@ export function Jobs({ client, state }: { client: HostadmClient; state: LinkStat
       <ul class="jobs">
         {rows.map((j) => (
           <li key={j.id} class={`job ${j.state}`} data-job={j.id}>
-            <strong>{j.id}</strong> <span class="badge">{j.state}{j.success ? ` (${j.success === 'true' ? 'succeeded' : 'failed'})` : ''}</span>
+            <strong>{j.id}</strong>{' '}
+            <span class="badge">
+              {j.state}
+              {j.success ? ` (${j.success === 'true' ? 'succeeded' : 'failed'})` : ''}
+            </span>
             <progress max={100} value={j.percent ?? (j.state === 'finished' ? 100 : undefined)} aria-label={`progress of ${j.id}`}>
               {j.percent ?? 0}%
             </progress>

@@ -31,7 +31,10 @@ export function KeyPage(props: { keyRecord: StoredKey | undefined; onKey: (key: 
     return (
       <section aria-labelledby="key-title">
         <h2 id="key-title">Your key</h2>
-        <p>This browser has no key yet. Its private half will stay in this browser (non-extractable, in IndexedDB); the bridge and the hosts only ever see signatures.</p>
+        <p>
+          This browser has no key yet. Its private half will stay in this browser (non-extractable, in IndexedDB); the bridge and the hosts only ever see
+          signatures.
+        </p>
         <button
           type="button"
           class="primary"
@@ -49,12 +52,20 @@ export function KeyPage(props: { keyRecord: StoredKey | undefined; onKey: (key: 
         </button>
         <label class="file">
           Or import a key file (PEM, as hostadm writes it)
-          <input type="file" accept=".key,.pem" onChange={(e) => {
-            const file = e.currentTarget.files?.[0];
-            if (file) run(async () => props.onKey(await importKeyFile(await file.text())));
-          }} />
+          <input
+            type="file"
+            accept=".key,.pem"
+            onChange={(e) => {
+              const file = e.currentTarget.files?.[0];
+              if (file) run(async () => props.onKey(await importKeyFile(await file.text())));
+            }}
+          />
         </label>
-        {error && <p class="error" role="alert">{error}</p>}
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
       </section>
     );
   }
@@ -63,7 +74,9 @@ export function KeyPage(props: { keyRecord: StoredKey | undefined; onKey: (key: 
       <h2 id="key-title">Your key</h2>
       <dl>
         <dt>md5_key</dt>
-        <dd><code id="key-md5">{key.md5}</code></dd>
+        <dd>
+          <code id="key-md5">{key.md5}</code>
+        </dd>
         <dt>Created</dt>
         <dd>{new Date(key.createdAt).toLocaleString()}</dd>
         <dt>Enrolled at the bridge</dt>
@@ -72,13 +85,21 @@ export function KeyPage(props: { keyRecord: StoredKey | undefined; onKey: (key: 
       {privatePem && (
         <div class="notice" role="status">
           <p>For the command line, save the private key now: this is the only time it can be read.</p>
-          <button type="button" onClick={() => download('console.key', privatePem)}>Save console.key</button>{' '}
-          <button type="button" onClick={() => setPrivatePem(null)}>Done, forget it</button>
+          <button type="button" onClick={() => download('console.key', privatePem)}>
+            Save console.key
+          </button>{' '}
+          <button type="button" onClick={() => setPrivatePem(null)}>
+            Done, forget it
+          </button>
         </div>
       )}
       <p>
-        <button type="button" onClick={() => download('console.crt', key.publicPem)}>Export the public key</button>{' '}
-        <span class="hint">(for <code>hostadm agent keys authorize</code> on a host)</span>
+        <button type="button" onClick={() => download('console.crt', key.publicPem)}>
+          Export the public key
+        </button>{' '}
+        <span class="hint">
+          (for <code>hostadm agent keys authorize</code> on a host)
+        </span>
       </p>
       <form
         onSubmit={(e) => {
@@ -98,15 +119,25 @@ export function KeyPage(props: { keyRecord: StoredKey | undefined; onKey: (key: 
         <h3>Enroll at the bridge</h3>
         <label for="join-token">Client join token (once)</label>
         <input id="join-token" autocomplete="off" value={token} onInput={(e) => setToken(e.currentTarget.value)} />
-        <button type="submit" class="primary" disabled={busy}>Enroll</button>
+        <button type="submit" class="primary" disabled={busy}>
+          Enroll
+        </button>
       </form>
-      {error && <p class="error" role="alert">{error}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
       <p>
         <button
           type="button"
           class="danger"
           onClick={async () => {
-            if (await confirmAction('Forget this key?', 'The browser forgets the key; hosts and the bridge keep it registered until it is revoked there.', { confirm: 'Forget' })) {
+            if (
+              await confirmAction('Forget this key?', 'The browser forgets the key; hosts and the bridge keep it registered until it is revoked there.', {
+                confirm: 'Forget',
+              })
+            ) {
               await forgetKey();
               props.onKey(undefined);
             }

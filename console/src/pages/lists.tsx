@@ -102,7 +102,16 @@ export function Users({ client, state }: PageProps) {
         {adding ? 'Close the form' : 'Add a user'}
       </button>
       {adding && (
-        <ActionForm client={client} namespace="admin" className="users" action="useradd" title="Add user" contract={usersContract.actions.useradd} onDone={users.reload} showReply={false} />
+        <ActionForm
+          client={client}
+          namespace="admin"
+          className="users"
+          action="useradd"
+          title="Add user"
+          contract={usersContract.actions.useradd}
+          onDone={users.reload}
+          showReply={false}
+        />
       )}
       <DataTable
         caption="Users"
@@ -124,7 +133,16 @@ export function Users({ client, state }: PageProps) {
           )
         }
       />
-      <ActionForm client={client} namespace="admin" className="users" action="groupadd" title="Add group" contract={usersContract.actions.groupadd} onDone={groups.reload} showReply={false} />
+      <ActionForm
+        client={client}
+        namespace="admin"
+        className="users"
+        action="groupadd"
+        title="Add group"
+        contract={usersContract.actions.groupadd}
+        onDone={groups.reload}
+        showReply={false}
+      />
       <DataTable caption="Groups" rows={groupRows} columns={recordColumns(groupRows)} />
     </section>
   );
@@ -164,7 +182,19 @@ export function Files({ client, state }: PageProps) {
         caption="Entries"
         rows={rows}
         columns={[
-          { key: 'name', label: 'name', value: (r) => r.__key, render: (r) => (r.dir ? <button type="button" class="link" onClick={() => open(join(r.__key))}>{r.__key}/</button> : r.__key) },
+          {
+            key: 'name',
+            label: 'name',
+            value: (r) => r.__key,
+            render: (r) =>
+              r.dir ? (
+                <button type="button" class="link" onClick={() => open(join(r.__key))}>
+                  {r.__key}/
+                </button>
+              ) : (
+                r.__key
+              ),
+          },
           { key: 'size', label: 'size', value: (r) => Number(r.size ?? 0) },
           { key: 'owner', label: 'owner', value: (r) => String(r.owner ?? '') },
           { key: 'group', label: 'group', value: (r) => String(r.group ?? '') },
@@ -181,8 +211,24 @@ export function Sysctls({ client, state }: PageProps) {
     <section aria-labelledby="sysctl-title">
       <h2 id="sysctl-title">Sysctls</h2>
       <Freshness data={list} />
-      <ActionForm client={client} namespace="admin" className="systemmanager" action="setsysctl" title="Set a sysctl" contract={smContract.actions.setsysctl} onDone={list.reload} showReply={false} />
-      <DataTable caption="Sysctls" rows={rows} columns={[{ key: 'name', label: 'name', value: (r) => r.name }, { key: 'value', label: 'value', value: (r) => r.value }]} />
+      <ActionForm
+        client={client}
+        namespace="admin"
+        className="systemmanager"
+        action="setsysctl"
+        title="Set a sysctl"
+        contract={smContract.actions.setsysctl}
+        onDone={list.reload}
+        showReply={false}
+      />
+      <DataTable
+        caption="Sysctls"
+        rows={rows}
+        columns={[
+          { key: 'name', label: 'name', value: (r) => r.name },
+          { key: 'value', label: 'value', value: (r) => r.value },
+        ]}
+      />
     </section>
   );
 }

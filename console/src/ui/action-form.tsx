@@ -6,6 +6,7 @@
  */
 import { HostadmRequestError, type HostadmClient } from '@hostadm/client/sdk/src/browser.ts';
 import type { ActionContract } from '@hostadm/shared/protocol/define.ts';
+import type { ComponentChildren } from 'preact';
 import { useMemo, useState } from 'preact/hooks';
 import { errorText, toast } from '../store.ts';
 import { confirmAction } from './confirm.tsx';
@@ -55,7 +56,13 @@ export function ActionForm(props: ActionFormProps) {
       document.getElementById(`${id}-${Object.keys(found)[0] === '_' ? 'form' : Object.keys(found)[0]}`)?.focus();
       return;
     }
-    if (isDestructive(props.action) && !(await confirmAction(`${props.action}?`, `Run ${props.className} ${props.action} with ${JSON.stringify(args)}? This cannot be undone.`, { confirm: props.action }))) return;
+    if (
+      isDestructive(props.action) &&
+      !(await confirmAction(`${props.action}?`, `Run ${props.className} ${props.action} with ${JSON.stringify(args)}? This cannot be undone.`, {
+        confirm: props.action,
+      }))
+    )
+      return;
     setBusy(true);
     try {
       const result = props.contract.queued
@@ -85,7 +92,13 @@ export function ActionForm(props: ActionFormProps) {
       {fields ? (
         fields.map((f) => <Field key={f.name} id={id} field={f} value={values[f.name] ?? ''} error={errors[f.name]} onChange={set} />)
       ) : (
-        <Field id={id} field={{ name: '_json', kind: 'json', required: true, description: props.contract.args.description ?? 'Arguments as JSON' }} value={values._json ?? ''} error={errors._json} onChange={set} />
+        <Field
+          id={id}
+          field={{ name: '_json', kind: 'json', required: true, description: props.contract.args.description ?? 'Arguments as JSON' }}
+          value={values._json ?? ''}
+          error={errors._json}
+          onChange={set}
+        />
       )}
       {errors._ && (
         <p class="error" role="alert">
@@ -120,7 +133,7 @@ function Field(props: { id: string; field: FieldSpec; value: string; error: stri
     'aria-required': field.required,
   };
   const onInput = (e: { currentTarget: { value: string } }) => props.onChange(field.name, e.currentTarget.value);
-  let input;
+  let input: ComponentChildren;
   if (field.kind === 'choice' || field.kind === 'boolean') {
     const choices = field.kind === 'boolean' ? ['true', 'false'] : (field.choices ?? []);
     input = (

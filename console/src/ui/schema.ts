@@ -79,7 +79,11 @@ export function argsFrom(fields: FieldSpec[], values: Record<string, string>): {
     }
     if (f.kind === 'number') args[f.name] = Number(raw);
     else if (f.kind === 'boolean') args[f.name] = raw === 'true';
-    else if (f.kind === 'list') args[f.name] = raw.split(/[\n,]/).map((s) => s.trim()).filter(Boolean);
+    else if (f.kind === 'list')
+      args[f.name] = raw
+        .split(/[\n,]/)
+        .map((s) => s.trim())
+        .filter(Boolean);
     else if (f.kind === 'json') {
       try {
         args[f.name] = JSON.parse(raw);
