@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureConsoleBuilt } from '../../scripts/build-console.ts';
-import { agentFor, SIM_PASSWORD } from '../helpers/agent.ts';
+import { agentFor, SIM_PASSWORD, startTestAgent } from '../helpers/agent.ts';
 import { BRIDGE_RUNTIME, startTestBridge } from '../bridge/helpers.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -148,18 +148,45 @@ test(`the web console through the ${BRIDGE_RUNTIME} bridge, end to end in Chromi
 
   // 8. A queued job: its progress bar fills and it finishes.
   await page.getByRole('link', { name: 'Jobs' }).click();
+  await page.getByLabel('Arguments (JSON)').fill('{"job1": ["sleep 1", "sleep 1", "sleep 1", "echo done"]}');
   await page.getByRole('button', { name: 'Run a job' }).click();
   const job = page.locator('li[data-job="job1"]');
   await job.waitFor();
-  await page.locator('li.finished[data-job="job1"]').waitFor({ timeout: 60_000 });
+  // The bar moves through the chain (a quarter per command), then finishes.
+  const seen = new Set<string>();
+  for (let i = 0; i < 600 && !(await job.evaluate((li) => li.classList.contains('finished'))); i++) {
+    seen.add((await job.locator('progress').getAttribute('value')) ?? 'indeterminate');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(
+    [...seen].some((v) => Number(v) > 0 && Number(v) < 100),
+    `the progress bar showed progress on the way (${[...seen].join(', ')})`,
+  );
   assert.equal(await job.locator('progress').getAttribute('value'), '100');
   assert.match((await job.textContent()) ?? '', /succeeded/);
   await shot('jobs');
 
-  // 9. The host comes back with another host key (its name freed at the bridge, re-enrolled): refused loudly.
+  // 9. The host goes away: the page says so and marks what it shows as not current; it comes back
+  // (same host key): the page reconnects by itself and reads current data again.
+  await page.getByRole('link', { name: 'Dashboard' }).click();
+  const agentOptions = { bridge: { url: bridge.url, joinToken: await bridge.token('agent', { nickname: 'simhost' }), nickname: 'simhost' } };
+  await agent.close();
+  await page.getByText('Connection to simhost lost: reconnecting').waitFor({ timeout: 30_000 });
+  await page.locator('.freshness.stale').first().waitFor();
+  assert.match((await page.locator('#net-state').textContent()) ?? '', /Reconnecting to simhost/);
+  await shot('offline');
+  const back = await startTestAgent(agentOptions, agent.dataDir);
+  t.after(() => back.close());
+  await back.bridgeLink?.ready();
+  await page.getByText('Connection to simhost lost').waitFor({ state: 'detached', timeout: 60_000 });
+  assert.equal(await page.locator('#net-state').textContent(), 'Online');
+  const before = await points();
+  assert.ok((await pointsAbove(before)) > before, 'the graph reads current data again after the reconnect');
+
+  // 10. The host comes back with another host key (its name freed at the bridge, re-enrolled): refused loudly.
   const oldKey = (await bridge.keys()).find((k) => k.kind === 'agent' && k.nickname === 'simhost');
   assert.ok(oldKey);
-  await agent.close();
+  await back.close();
   const revoke = await fetch(`${bridge.httpUrl}/admin/revoke`, {
     method: 'POST',
     headers: { authorization: `Bearer ${bridge.adminSecret}`, 'content-type': 'application/json' },
@@ -176,6 +203,13 @@ test(`the web console through the ${BRIDGE_RUNTIME} bridge, end to end in Chromi
   });
   assert.match((await page.locator('.refusal').textContent()) ?? '', new RegExp(impostor.services.hostKey.fingerprint.replace(/[+/]/g, '.')));
   await shot('host-key-refused');
+  // Forgetting the pin (once the host's administrator confirmed) shows the new fingerprint to compare; rejecting it connects nothing.
+  await page.getByRole('button', { name: 'Forget the pinned key…' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Forget the pin', exact: true }).click();
+  await page.locator('#hk-fingerprint').waitFor();
+  assert.equal(await page.locator('#hk-fingerprint').textContent(), impostor.services.hostKey.fingerprint);
+  await page.getByRole('button', { name: 'Reject' }).click();
+  await page.getByRole('heading', { name: 'Cannot reach simhost' }).waitFor();
 
   // The bridge relayed the whole session without seeing what the page said.
   assert.ok(frames.length > 20, `frames were recorded (${frames.length})`);

@@ -1,7 +1,8 @@
 /** One host: connects with the key (pinned host key), then its pages; the classes `query` grants decide the menu. */
 import { useEffect } from 'preact/hooks';
-import { links, openHost } from '../hosts.ts';
-import type { StoredKey } from '../keys.ts';
+import { bridgeUrl, links, openHost } from '../hosts.ts';
+import { forgetPin, pinId, type StoredKey } from '../keys.ts';
+import { confirmAction } from '../ui/confirm.tsx';
 import { useStore } from '../store.ts';
 import { Dashboard } from './dashboard.tsx';
 import { ClassPage } from './generic.tsx';
@@ -41,6 +42,25 @@ export function HostPage(props: { keyRecord: StoredKey; nickname: string; page: 
         <button type="button" onClick={() => openHost(props.keyRecord, props.nickname)}>
           Try again
         </button>
+        {link.state === 'refused' && (
+          <button
+            type="button"
+            class="danger"
+            onClick={async () => {
+              const ok = await confirmAction(
+                `Forget the pinned key of ${props.nickname}?`,
+                "Only when the host's administrator confirmed that its key changed. The next connection shows the new fingerprint for comparison.",
+                { confirm: 'Forget the pin' },
+              );
+              if (ok) {
+                await forgetPin(pinId(bridgeUrl.value, props.nickname));
+                await openHost(props.keyRecord, props.nickname);
+              }
+            }}
+          >
+            Forget the pinned key…
+          </button>
+        )}
       </section>
     );
   }
