@@ -69,7 +69,8 @@ test(`the web console through the ${BRIDGE_RUNTIME} bridge, end to end in Chromi
 
   // 1. A key made in the browser: non-extractable, kept in IndexedDB.
   // (By keyboard: Tab from the top of the page reaches it, Enter presses it.)
-  for (let i = 0; i < 10 && !(await page.getByRole('button', { name: 'Create a key' }).evaluate((b) => b === b.ownerDocument.activeElement)); i++) await page.keyboard.press('Tab');
+  for (let i = 0; i < 10 && !(await page.getByRole('button', { name: 'Create a key' }).evaluate((b) => b === b.ownerDocument.activeElement)); i++)
+    await page.keyboard.press('Tab');
   await page.keyboard.press('Enter');
   await page.locator('#key-md5').waitFor();
   // (Page code as strings: this test compiles without DOM types.)
