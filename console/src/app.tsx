@@ -1,7 +1,7 @@
 /** The console's frame: header with the connection state, hash routes, the host-key question, dialogs and toasts. */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { bridgeUrl, hostKeyQuestion, links } from './hosts.ts';
+import { bridgeUrl, detectMode, direct, hostKeyQuestion, links } from './hosts.ts';
 import { loadKey, type StoredKey } from './keys.ts';
 import { HostPage } from './pages/host.tsx';
 import { HostsPage } from './pages/hosts.tsx';
@@ -39,8 +39,9 @@ export function App() {
   const hash = useHash();
   const online = useOnline();
   const all = useStore(links);
+  const isDirect = useStore(direct);
   useEffect(() => {
-    loadKey().then((k) => setKey(k ?? undefined));
+    detectMode().then(() => loadKey().then((k) => setKey(k ?? undefined)));
   }, []);
   const reconnecting = Object.values(all)
     .filter((l) => l.state === 'reconnecting')
@@ -49,7 +50,7 @@ export function App() {
   let body: ComponentChildren;
   if (!window.isSecureContext || !crypto.subtle) body = <p class="error">This page needs a secure context (https:// or localhost) for WebCrypto.</p>;
   else if (key === null) body = <p role="status">Loading…</p>;
-  else if (!key || route === 'key' || (!route && !key.enrolledAt)) body = <KeyPage keyRecord={key} onKey={setKey} />;
+  else if (!key || route === 'key' || (!route && !key.enrolledAt && !isDirect)) body = <KeyPage keyRecord={key} onKey={setKey} />;
   else if (route === 'host' && nickname) body = <HostPage keyRecord={key} nickname={decodeURIComponent(nickname)} page={page ?? 'dashboard'} />;
   else body = <HostsPage keyRecord={key} />;
   return (
@@ -66,7 +67,7 @@ export function App() {
           {!online ? 'Offline' : reconnecting.length > 0 ? `Reconnecting to ${reconnecting.join(', ')}…` : 'Online'}
         </span>
         <small class="bridge" title="bridge">
-          {bridgeUrl.value}
+          {isDirect ? `agent ${location.host} (direct)` : bridgeUrl.value}
         </small>
       </header>
       <main id="main" tabIndex={-1}>

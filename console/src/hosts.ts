@@ -36,6 +36,30 @@ export function defaultBridgeUrl(): string {
 }
 
 export const bridgeUrl = new Store<string>(defaultBridgeUrl());
+
+/**
+ * Served by an agent rather than a bridge: the page then talks to that one host directly (its own
+ * WebSocket, TLS protecting it on the way), with no channel, enrollment or host list. A bridge answers
+ * a plain GET of /relay with 426 (upgrade required); an agent does not serve /relay.
+ */
+export const direct = new Store<boolean | undefined>(undefined);
+export const DIRECT_HOST = 'this-host';
+const agentUrl = () => `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}`;
+
+export async function detectMode(): Promise<boolean> {
+  let isDirect = false;
+  if (new URLSearchParams(location.search).has('bridge')) {
+    direct.set(false);
+    return false;
+  }
+  try {
+    isDirect = (await fetch(new URL('relay', location.href), { cache: 'no-store' })).status !== 426;
+  } catch {
+    isDirect = false;
+  }
+  direct.set(isDirect);
+  return isDirect;
+}
 export const links = new Store<Record<string, HostLink>>({});
 /** Asks the user to compare a first-seen host key's fingerprint; resolves with the answer. */
 export const hostKeyQuestion = new Store<{ nickname: string; fingerprint: string; answer: (ok: boolean) => void } | null>(null);
@@ -54,6 +78,8 @@ function askHostKey(nickname: string, fingerprint: string): Promise<boolean> {
 }
 
 export async function listHosts(key: StoredKey, joinToken?: string): Promise<BridgeHost[]> {
+  if (direct.value)
+    return [{ id: DIRECT_HOST, nickname: DIRECT_HOST, hostname: location.hostname, hostKeyFingerprint: null, access: 'key', onlineSince: null }];
   return listBridgeHosts({
     bridgeUrl: bridgeUrl.value,
     key: sdkKey(key),
@@ -82,8 +108,12 @@ function transportFor(key: StoredKey, nickname: string, pinned: string | undefin
 
 /** Signs in with a password once (the host does not know the key yet) and registers the key there. */
 export async function registerOnHost(key: StoredKey, nickname: string, username: string, password: string): Promise<void> {
-  const pin = await loadPin(pinId(bridgeUrl.value, nickname));
-  const client = await connect({ transport: transportFor(key, nickname, pin?.hostKey), auth: { username, password }, reconnect: false });
+  const pin = direct.value ? undefined : await loadPin(pinId(bridgeUrl.value, nickname));
+  const client = await connect({
+    ...(direct.value ? { url: agentUrl() } : { transport: transportFor(key, nickname, pin?.hostKey) }),
+    auth: { username, password },
+    reconnect: false,
+  });
   try {
     await client.registerKey({ ...sdkKey(key), certPem: key.publicPem, nickname: 'hostadm console' });
   } catch (err) {
@@ -99,10 +129,11 @@ export async function openHost(key: StoredKey, nickname: string): Promise<HostLi
   const existing = links.value[nickname];
   if (existing?.client && existing.state !== 'closed' && existing.state !== 'refused') return existing;
   setLink(nickname, { state: 'connecting', error: undefined, client: undefined });
-  const pin = await loadPin(pinId(bridgeUrl.value, nickname));
+  const pin = direct.value ? undefined : await loadPin(pinId(bridgeUrl.value, nickname));
   try {
     const client = await connect({
-      transport: transportFor(key, nickname, pin?.hostKey),
+      // Directly at an agent the key signs in on the host's own WebSocket (auth_ssl); through a bridge the channel's key proof does.
+      ...(direct.value ? { url: agentUrl(), auth: { key: sdkKey(key) } } : { transport: transportFor(key, nickname, pin?.hostKey) }),
       reconnect: { initialDelayMs: 250, maxDelayMs: 5000 },
       validateArgs: true,
     });

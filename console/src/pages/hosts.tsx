@@ -1,7 +1,7 @@
 /** The hosts this key may reach through the bridge, each with its state; and a first sign-in to a host. */
 import type { BridgeHost } from '@hostadm/client/sdk/src/browser.ts';
 import { useEffect, useState } from 'preact/hooks';
-import { links, listHosts, registerOnHost } from '../hosts.ts';
+import { DIRECT_HOST, direct, links, listHosts, registerOnHost } from '../hosts.ts';
 import type { StoredKey } from '../keys.ts';
 import { errorText, toast, useStore } from '../store.ts';
 
@@ -52,7 +52,7 @@ export function HostsPage(props: { keyRecord: StoredKey }) {
 }
 
 function RegisterForm(props: { keyRecord: StoredKey; onDone: () => void }) {
-  const [values, setValues] = useState({ host: '', user: 'admin', password: '' });
+  const [values, setValues] = useState({ host: direct.value ? DIRECT_HOST : '', user: 'admin', password: '' });
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const set = (k: keyof typeof values) => (e: { currentTarget: { value: string } }) => setValues({ ...values, [k]: e.currentTarget.value });

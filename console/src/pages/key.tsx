@@ -3,7 +3,7 @@
  * file; enroll it at the bridge with a client join token; export its public half.
  */
 import { useState } from 'preact/hooks';
-import { listHosts } from '../hosts.ts';
+import { direct, listHosts } from '../hosts.ts';
 import { createKey, download, forgetKey, importKeyFile, saveKey, type StoredKey } from '../keys.ts';
 import { errorText, toast } from '../store.ts';
 import { confirmAction } from '../ui/confirm.tsx';
@@ -43,6 +43,7 @@ export function KeyPage(props: { keyRecord: StoredKey | undefined; onKey: (key: 
             run(async () => {
               const made = await createKey();
               setPrivatePem(made.privatePem);
+              location.hash = '#/key';
               props.onKey(made.key);
               toast('success', 'Key created');
             })
@@ -101,28 +102,30 @@ export function KeyPage(props: { keyRecord: StoredKey | undefined; onKey: (key: 
           (for <code>hostadm agent keys authorize</code> on a host)
         </span>
       </p>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          run(async () => {
-            if (!token.trim()) throw new Error('join token: is required (ask the bridge operator: hostadm bridge token --kind client)');
-            await listHosts(key, token.trim());
-            const enrolled = { ...key, enrolledAt: new Date().toISOString() };
-            await saveKey(enrolled);
-            props.onKey(enrolled);
-            setToken('');
-            toast('success', 'Key enrolled at the bridge');
-            location.hash = '#/hosts';
-          });
-        }}
-      >
-        <h3>Enroll at the bridge</h3>
-        <label for="join-token">Client join token (once)</label>
-        <input id="join-token" autocomplete="off" value={token} onInput={(e) => setToken(e.currentTarget.value)} />
-        <button type="submit" class="primary" disabled={busy}>
-          Enroll
-        </button>
-      </form>
+      {!direct.value && (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            run(async () => {
+              if (!token.trim()) throw new Error('join token: is required (ask the bridge operator: hostadm bridge token --kind client)');
+              await listHosts(key, token.trim());
+              const enrolled = { ...key, enrolledAt: new Date().toISOString() };
+              await saveKey(enrolled);
+              props.onKey(enrolled);
+              setToken('');
+              toast('success', 'Key enrolled at the bridge');
+              location.hash = '#/hosts';
+            });
+          }}
+        >
+          <h3>Enroll at the bridge</h3>
+          <label for="join-token">Client join token (once)</label>
+          <input id="join-token" autocomplete="off" value={token} onInput={(e) => setToken(e.currentTarget.value)} />
+          <button type="submit" class="primary" disabled={busy}>
+            Enroll
+          </button>
+        </form>
+      )}
       {error && (
         <p class="error" role="alert">
           {error}
