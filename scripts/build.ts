@@ -18,6 +18,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, globSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
+import { ensureConsoleBuilt } from './build-console.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 // `--out DIR` builds elsewhere (the packaging test builds into a temp dir, leaving dist/ alone).
@@ -39,6 +40,8 @@ interface PackageSpec {
   description: string;
   /** A package staged from part of a workspace: its own name, folder under dist/packages and dependencies. */
   as?: { name: string; folder: string; dependencies: string[] };
+  /** Folders copied as they are (the console's built files). */
+  copied?: string[];
 }
 
 const PACKAGES: PackageSpec[] = [
@@ -81,6 +84,17 @@ const PACKAGES: PackageSpec[] = [
     entries: { '.': 'index.ts', './node': 'node.ts', './browser': 'browser.ts' },
     description: 'hostadm SDK: typed calls, events and jobs to hostadm agents, directly or end to end through a bridge (Node, browsers, Workers)',
     as: { name: '@hostadm/sdk', folder: 'sdk', dependencies: ['@hostadm/shared', 'ws', 'zod'] },
+  },
+  {
+    // The web console as the agent and the bridge serve it: the built files (dist/, Preact, uPlot and the
+    // SDK already bundled in) and the Node code that serves them; nothing to install at run time.
+    dir: 'console',
+    subpathRoot: '.',
+    sources: ['server/**/*.ts'],
+    entries: {},
+    description: 'hostadm web console: the built page and how the agent and the bridge serve it',
+    as: { name: '@hostadm/console', folder: 'console', dependencies: [] },
+    copied: ['dist'],
   },
 ];
 
@@ -131,6 +145,7 @@ function stage(spec: PackageSpec, rootManifest: Record<string, unknown>): string
   const workspace = join(root, spec.dir);
   const folders = [...new Set(spec.sources.map((pattern) => pattern.split('/')[0] ?? ''))];
   for (const folder of folders) cpSync(join(emitDir, spec.dir, folder), join(out, folder), { recursive: true });
+  for (const folder of spec.copied ?? []) cpSync(join(workspace, folder), join(out, folder), { recursive: true });
   // Files the code reads at run time (Drizzle migrations) and hand-written declarations.
   for (const pattern of spec.sources) {
     const folder = pattern.split('/**')[0] ?? '';
@@ -169,7 +184,7 @@ function stage(spec: PackageSpec, rootManifest: Record<string, unknown>): string
     engines: rootManifest.engines,
     ...(spec.bin ? { bin: spec.bin } : {}),
     exports,
-    files: [...folders, ...(spec.bin ? ['bin'] : []), 'README.md', 'LICENSE'],
+    files: [...folders, ...(spec.copied ?? []), ...(spec.bin ? ['bin'] : []), 'README.md', 'LICENSE'],
     dependencies,
   };
   writeFileSync(join(out, 'package.json'), `${JSON.stringify(staged, null, 2)}\n`);
@@ -202,6 +217,7 @@ function pack(dir: string): string {
 
 // Only what this script writes is removed: --out may name a folder with other files in it.
 for (const dir of [staging, emitDir]) rmSync(dir, { recursive: true, force: true });
+ensureConsoleBuilt({ quiet: true });
 compile();
 const rootManifest = readJson(join(root, 'package.json'));
 const staged = PACKAGES.map((p) => stage(p, rootManifest));

@@ -20,6 +20,8 @@ const projects = [
   'client',
   'bridge',
   'shared',
+  'console',
+  'console/tsconfig.server.json',
   'bridge/tsconfig.core.json',
   'bridge/tsconfig.workers.json',
   'bridge/tsconfig.workers-test.json',

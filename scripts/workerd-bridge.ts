@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { ensureConsoleBuilt } from './build-console.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const wrangler = join(root, 'node_modules/wrangler/bin/wrangler.js');
@@ -93,6 +94,8 @@ export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Pr
   const adminSecret = options.adminSecret ?? randomBytes(32).toString('base64url');
   const joinSecret = options.joinSecret ?? randomBytes(32).toString('base64url');
   const verbose = options.verbose ?? false;
+  // wrangler.jsonc serves console/dist as static assets: it must exist before wrangler starts.
+  ensureConsoleBuilt({ quiet: true });
   await applyMigrations(stateDir, verbose);
   const port = options.port ?? (await freePort());
   const args = [

@@ -6,6 +6,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { consoleAssets } from '@hostadm/console/server/assets.ts';
 import { getRequestListener } from '@hono/node-server';
 import pino, { type Logger } from 'pino';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
@@ -173,7 +174,9 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const auditPruneTimer = setInterval(pruneAudit, 3600_000).unref();
   const ws = new WebSocketTransport(pipeline);
   const rest = createRestApp(pipeline);
-  const listener = getRequestListener(rest.fetch);
+  // The web console is served at / beside the REST routes (console/server/assets.ts).
+  const serveConsole = consoleAssets();
+  const listener = getRequestListener((request, env) => serveConsole(request) ?? rest.fetch(request, env));
   const server: Server = options.tls
     ? createHttpsServer(
         {

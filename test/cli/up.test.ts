@@ -66,6 +66,16 @@ test('hostadm up: bridge + sim agent + profile; the printed command works throug
   const users = await runCli(['users', '--url', direct[1]!, '--user', 'admin'], { ...cliEnv, HOSTADM_PASSWORD: password });
   assert.equal(users.code, 0, show(users));
 
+  // The web console: its URL serves the page, and its client join token sits in a 0600 file, not on screen.
+  const web = /^web console: (http:\/\/127\.0\.0\.1:\d+\/) .*join token in (\S+),/m.exec(stdout);
+  assert.ok(web, stdout);
+  const page = await fetch(web[1]!);
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /<title>hostadm console<\/title>/);
+  const consoleToken = readFileSync(web[2]!, 'utf8').trim();
+  assert.equal(statSync(web[2]!).mode & 0o777, 0o600);
+  assert.ok(consoleToken.length > 20 && !stdout.includes(consoleToken), 'the join token is not printed');
+
   // A second up on the same ports: one line naming the port and what holds it, exit 6, no stack.
   const agentPort = new URL(direct[1]!).port;
   const bridgePort = /bridge ws:\/\/127\.0\.0\.1:(\d+)\/relay/.exec(stdout)![1]!;

@@ -99,7 +99,14 @@ test(`npm pack of the SDK and the CLI installs into an empty directory and runs 
     .sort();
   assert.deepEqual(
     tarballs.map((f) => f.slice(out.length + 1)),
-    ['hostadm-agent-0.1.0.tgz', 'hostadm-bridge-0.1.0.tgz', 'hostadm-client-0.1.0.tgz', 'hostadm-sdk-0.1.0.tgz', 'hostadm-shared-0.1.0.tgz'],
+    [
+      'hostadm-agent-0.1.0.tgz',
+      'hostadm-bridge-0.1.0.tgz',
+      'hostadm-client-0.1.0.tgz',
+      'hostadm-console-0.1.0.tgz',
+      'hostadm-sdk-0.1.0.tgz',
+      'hostadm-shared-0.1.0.tgz',
+    ],
   );
   for (const dir of ['shared', 'agent', 'bridge', 'client']) {
     const staged = JSON.parse(readFileSync(join(out, 'packages', dir, 'package.json'), 'utf8')) as { engines: { node: string }; license: string };
@@ -153,6 +160,11 @@ await client.close();
   assert.equal(sdk.code, 0, show('node sdk-check.js', sdk));
   const reply = JSON.parse(sdk.stdout) as { users: string[] };
   assert.ok(reply.users.includes('admin') && reply.users.includes('operator'), sdk.stdout);
+
+  // The installed agent serves the web console from the @hostadm/console package.
+  const page = await fetch(`${url.replace(/^ws/, 'http')}/`);
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /<title>hostadm console<\/title>/);
 
   // The CLI against the same agent, signed in by password from the environment.
   const ps = await run(hostadm, ['ps', '--url', url, '--user', 'admin', '--json'], { cwd: app, env: { ...cliEnv, HOSTADM_PASSWORD: 'packaged-secret' } });

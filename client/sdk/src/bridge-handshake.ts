@@ -15,7 +15,7 @@ import { parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envel
 import { ChannelFraming } from './bridge-framing.ts';
 import { errorText, refusal, type BridgeSession } from './bridge-session.ts';
 import { ConnectionError } from './errors.ts';
-import { textToBase64 } from './key-auth.ts';
+import { textToBase64, type WebCryptoClientKey } from './key-auth.ts';
 import { messageOf } from './bridge-session.ts';
 import type { CloseInfo, SignedInSession } from './transport.ts';
 
@@ -25,7 +25,7 @@ export interface ChannelHandshakeOptions {
   session: BridgeSession;
   agentId: string;
   hostLabel: string;
-  key: { privatePem: string; publicPem: string; spkiPem: string };
+  key: { private: string | WebCryptoClientKey; publicPem: string; spkiPem: string };
   /** The host key pinned for this host (base64 raw Ed25519), if any. */
   pinnedHostKey: string | undefined;
   /** First use: accept the presented host key or not (without it, an unpinned host is refused). */
@@ -85,7 +85,10 @@ export class ChannelHandshake {
 
   private async steps(race: <T>(p: Promise<T>) => Promise<T>): Promise<ChannelHandshakeResult> {
     const { session, agentId, hostLabel, key } = this.options;
-    const hs = await startClientHandshake({ clientKeyPem: key.privatePem, clientSpkiPem: key.spkiPem });
+    const hs = await startClientHandshake({
+      ...(typeof key.private === 'string' ? { clientKeyPem: key.private } : { clientKeys: key.private }),
+      clientSpkiPem: key.spkiPem,
+    });
     const a1Body = new Promise<string>((resolve) => (this.a1Waiter = resolve));
     const c1 = { ...hs.c1Args, pub_key: textToBase64(key.publicPem) };
     session.sendRelay(agentId, JSON.stringify({ id: 'hsc1-c1', name: 'auth_ssl', namespace: 'rpc', args: c1 }));

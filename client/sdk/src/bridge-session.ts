@@ -14,7 +14,7 @@ import { md5Key, spkiDerFromPem, spkiPemFromDer } from '@hostadm/shared/crypto/i
 import { bridgeRequestOf } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { isReply, parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { ConnectionError, HostadmRequestError } from './errors.ts';
-import { signChallenge, textToBase64 } from './key-auth.ts';
+import { privateKeyOf, signChallenge, textToBase64, type PrivateKeyMaterial } from './key-auth.ts';
 import { peerLabel, relayUrl, type AnnouncedPeer } from './bridge-hosts.ts';
 import type { CloseInfo } from './transport.ts';
 import { globalWebSocket, type WebSocketConstructor, type WebSocketLike } from './websocket.ts';
@@ -22,8 +22,8 @@ import { globalWebSocket, type WebSocketConstructor, type WebSocketLike } from '
 export interface BridgeSessionOptions {
   /** `ws(s)://bridge:port` (the `/relay` path is added when missing). */
   bridgeUrl: string;
-  /** The client's RSA key: PKCS#8 (or PKCS#1) private key PEM and its certificate or SPKI public key PEM. */
-  key: { privatePem: string; certPem?: string; publicPem?: string };
+  /** The client's RSA key: PKCS#8 (or PKCS#1) private key PEM (or WebCrypto keys) and its certificate or SPKI public key PEM. */
+  key: PrivateKeyMaterial & { certPem?: string; publicPem?: string };
   /** A client join token: enroll the key at the bridge before signing in. */
   joinToken?: string;
   /** Nickname to enroll with. */
@@ -264,7 +264,7 @@ export class BridgeSession {
     if (stage1.name !== 'response' || !isRecord(stage1.args) || typeof stage1.args.test_string !== 'string') {
       throw new ConnectionError(`the bridge refused sign-in: ${errorText(stage1)}`, { cause: refusal(stage1, 'auth_ssl') });
     }
-    const signature = await signChallenge(this.options.key.privatePem, 'bridge-signin', stage1.args.test_string);
+    const signature = await signChallenge(privateKeyOf(this.options.key), 'bridge-signin', stage1.args.test_string);
     const stage2 = await this.request('auth_ssl', { signature });
     if (stage2.name !== 'response') {
       throw new ConnectionError(`the bridge refused the key ${this.md5}: ${errorText(stage2)} (enroll it once with a client join token: --join-file FILE)`, {

@@ -17,6 +17,7 @@ import { chooseHost, describeHost, relayUrl, type BridgeHostSelector } from './b
 import { ChannelHandshake } from './bridge-handshake.ts';
 import { BridgeSession, clientKeyIds, hostList, messageOf } from './bridge-session.ts';
 import type { WebSocketConstructor } from './websocket.ts';
+import { privateKeyOf, type PrivateKeyMaterial } from './key-auth.ts';
 
 export type { BridgeHostSelector } from './bridge-hosts.ts';
 export { describeHost, relayUrl } from './bridge-hosts.ts';
@@ -25,8 +26,8 @@ export interface BridgeTransportOptions {
   /** `ws(s)://bridge:port` (the `/relay` path is added when missing). */
   bridgeUrl: string;
   host: BridgeHostSelector;
-  /** The client's RSA key: PKCS#8 (or PKCS#1) private key PEM and its certificate or SPKI public key PEM. */
-  key: { privatePem: string; certPem?: string; publicPem?: string };
+  /** The client's RSA key: PKCS#8 (or PKCS#1) private key PEM (or WebCrypto keys: `cryptoKeys`) and its certificate or SPKI public key PEM. */
+  key: PrivateKeyMaterial & { certPem?: string; publicPem?: string };
   /** The host key pinned for this host (base64 raw Ed25519 public key). */
   pinnedHostKey?: string;
   /**
@@ -134,7 +135,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       session,
       agentId,
       hostLabel,
-      key: { privatePem: options.key.privatePem, ...ids },
+      key: { private: privateKeyOf(options.key), ...ids },
       pinnedHostKey: pinned,
       onHostKey: options.onHostKey,
       onChannelClose: (info) => end(info),

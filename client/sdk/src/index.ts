@@ -46,6 +46,7 @@ export type { BridgeHostSelector, BridgeTransportOptions } from './bridge-transp
 export { BridgeSession, listBridgeHosts } from './bridge-session.ts';
 export type { BridgeHost, BridgeSessionOptions } from './bridge-session.ts';
 export { signChallenge, textToBase64 } from './key-auth.ts';
+export type { PrivateKeyMaterial, WebCryptoClientKey } from './key-auth.ts';
 export {
   classNames,
   isClass,

@@ -30,3 +30,18 @@ test('signChallenge refuses a challenge a hostile peer shaped, with a clear erro
     );
   }
 });
+
+test('signChallenge signs with a non-extractable WebCrypto key as it does with the PEM of the same key', async () => {
+  const pkcs8 = rsa.privateKey.export({ type: 'pkcs8', format: 'der' });
+  const rsaHash = { hash: 'SHA-256' } as const;
+  const cryptoKeys = {
+    sign: await crypto.subtle.importKey('pkcs8', pkcs8, { name: 'RSASSA-PKCS1-v1_5', ...rsaHash }, false, ['sign']),
+    decrypt: await crypto.subtle.importKey('pkcs8', pkcs8, { name: 'RSA-OAEP', ...rsaHash }, false, ['decrypt']),
+  };
+  assert.equal(cryptoKeys.sign.extractable, false);
+  const signature = Buffer.from(await signChallenge(cryptoKeys, 'agent-signin', testString), 'base64');
+  assert.equal(verify('sha256', Buffer.from(signedMessage('agent-signin', testString)), rsa.publicKey, signature), true);
+  // PKCS#1 v1.5 signatures are deterministic: the same bytes as the PEM path.
+  assert.equal(signature.toString('base64'), await signChallenge(pem(rsa), 'agent-signin', testString));
+  await assert.rejects(signChallenge(cryptoKeys, 'bridge-signin', ''), HostadmClientError);
+});

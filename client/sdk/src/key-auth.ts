@@ -5,10 +5,29 @@
  * asks for, the same over the labelled session token. Private keys are PEM: PKCS#8 (`PRIVATE KEY`) or PKCS#1
  * (`RSA PRIVATE KEY`, wrapped into PKCS#8 here); encrypted keys are not supported.
  */
+import type { CryptoKey } from '@hostadm/shared/crypto/subtle.ts';
 import { signedMessage, type SignaturePurpose } from '@hostadm/shared/crypto/signed-messages.ts';
 import { HostadmClientError } from './errors.ts';
 
 export type KeyAlgorithm = 'rsa' | 'ed25519';
+
+/**
+ * An RSA client key held as WebCrypto keys rather than PEM text: what a browser keeps, non-extractable,
+ * in IndexedDB. WebCrypto binds a key to one algorithm, so the one RSA key is two CryptoKeys: RSASSA-PKCS1-v1_5
+ * (SHA-256) to sign, RSA-OAEP (SHA-256) to open the channel handshake's A1.
+ */
+export interface WebCryptoClientKey {
+  sign: CryptoKey;
+  decrypt: CryptoKey;
+}
+
+/** A client's private key: PEM text, or WebCrypto keys (never both). */
+export type PrivateKeyMaterial = { privatePem: string; cryptoKeys?: undefined } | { cryptoKeys: WebCryptoClientKey; privatePem?: undefined };
+
+/** What signChallenge takes: the PEM text or the WebCrypto keys of `key`. */
+export function privateKeyOf(key: PrivateKeyMaterial): string | WebCryptoClientKey {
+  return key.cryptoKeys ?? key.privatePem;
+}
 
 const RSA_OID = [0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
 const ED25519_OID = [0x06, 0x03, 0x2b, 0x65, 0x70];
@@ -47,21 +66,25 @@ export function privateKeyDer(privatePem: string): { der: Uint8Array; algorithm:
  * challenge (shared/src/crypto/signed-messages.ts). A challenge of the wrong shape is refused rather
  * than signed: a peer that could choose the bytes could make them spell another purpose's message.
  */
-export async function signChallenge(privatePem: string, purpose: SignaturePurpose, challenge: string): Promise<string> {
+export async function signChallenge(privateKey: string | WebCryptoClientKey, purpose: SignaturePurpose, challenge: string): Promise<string> {
   let message: string;
   try {
     message = signedMessage(purpose, challenge);
   } catch (err) {
     throw new HostadmClientError((err as Error).message);
   }
-  return signMessage(privatePem, message);
+  return signMessage(privateKey, message);
 }
 
-/** base64 signature of `message` (UTF-8) with the PEM private key: RSA-SHA256 or Ed25519. Only signChallenge calls it. */
-async function signMessage(privatePem: string, message: string): Promise<string> {
+/** base64 signature of `message` (UTF-8) with the private key: RSA-SHA256 or Ed25519. Only signChallenge calls it. */
+async function signMessage(privateKey: string | WebCryptoClientKey, message: string): Promise<string> {
   const subtle = (globalThis as { crypto?: { subtle?: SubtleLike } }).crypto?.subtle;
   if (!subtle) throw new HostadmClientError('WebCrypto is not available here (browsers offer it only on https:// or localhost pages)');
-  const { der, algorithm } = privateKeyDer(privatePem);
+  if (typeof privateKey !== 'string') {
+    const signature = await subtle.sign('RSASSA-PKCS1-v1_5', privateKey.sign, new TextEncoder().encode(message));
+    return bytesToBase64(new Uint8Array(signature));
+  }
+  const { der, algorithm } = privateKeyDer(privateKey);
   const params = algorithm === 'rsa' ? { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } : { name: 'Ed25519' };
   const key = await subtle.importKey('pkcs8', der, params, false, ['sign']);
   const signature = await subtle.sign(params.name, key, new TextEncoder().encode(message));

@@ -142,7 +142,12 @@ export async function hostKeyFromPem(pkcs8Pem: string, expectedPublicRaw?: strin
 
 export interface ClientHandshakeOptions {
   /** The client's RSA private key, PKCS#8 PEM (PKCS#1 `RSA PRIVATE KEY` is accepted too). */
-  clientKeyPem: string;
+  clientKeyPem?: string;
+  /**
+   * Or the same key as WebCrypto keys (a browser keeps them non-extractable in IndexedDB): RSA-OAEP
+   * (SHA-256) to open A1 and RSASSA-PKCS1-v1_5 (SHA-256) to sign C2.
+   */
+  clientKeys?: { decrypt: CryptoKey; sign: CryptoKey };
   /** The matching public key (SPKI PEM or the certificate); its md5_key names the key to the agent. */
   clientSpkiPem: string;
 }
@@ -170,9 +175,13 @@ export interface ClientHandshake {
 
 export async function startClientHandshake(options: ClientHandshakeOptions): Promise<ClientHandshake> {
   const md5 = await keysOrReason('unsupported-key', async () => md5Key(options.clientSpkiPem));
-  const [decryptKey, signKey] = await keysOrReason('unsupported-key', () =>
-    Promise.all([importRsaOaepPrivateKey(options.clientKeyPem), importRsaSigningKey(options.clientKeyPem)]),
-  );
+  const { clientKeys, clientKeyPem } = options;
+  const [decryptKey, signKey] = clientKeys
+    ? [clientKeys.decrypt, clientKeys.sign]
+    : await keysOrReason('unsupported-key', () => {
+        if (clientKeyPem === undefined) throw new KeyFormatError('the client handshake needs clientKeyPem or clientKeys');
+        return Promise.all([importRsaOaepPrivateKey(clientKeyPem), importRsaSigningKey(clientKeyPem)]);
+      });
   const ephemeral = await generateEphemeral();
   const clientNonce = randomBytes(SIZES.nonce);
   const c1Args: C1Args = { action: 'auth_ssl', md5_key: md5, channel: 'hsc1', client_eph: toBase64(ephemeral.publicRaw), client_nonce: toBase64(clientNonce) };

@@ -17,7 +17,7 @@ export interface CryptoKey {
   readonly type: 'public' | 'private' | 'secret';
   readonly extractable: boolean;
   readonly algorithm: { readonly name: string; readonly modulusLength?: number };
-  readonly usages: readonly KeyUsage[];
+  readonly usages: readonly string[];
 }
 
 export interface CryptoKeyPair {

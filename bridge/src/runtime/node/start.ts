@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
+import { consoleAssets } from '@hostadm/console/server/assets.ts';
 import pino, { type Logger } from 'pino';
 import { createBridgeApp } from '../../app.ts';
 import type { RelayConfigOverrides } from '../../relay/config.ts';
@@ -69,7 +70,10 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   });
   const transport = new NodeRelayTransport(relay);
   const app = createBridgeApp<NodeEnv>({ relay, runtime: transport, adminSecret });
-  const listener = getRequestListener((req, env) => app.fetch(req, env as NodeEnv));
+  // The web console is served at / beside the app's routes (console/server/assets.ts); on Workers the
+  // same files are static assets (infra/wrangler.jsonc).
+  const serveConsole = consoleAssets();
+  const listener = getRequestListener((req, env) => serveConsole(req) ?? app.fetch(req, env as NodeEnv));
   const server: Server = options.tls
     ? createHttpsServer({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) }, listener)
     : createHttpServer(listener);

@@ -103,6 +103,12 @@ export async function runUp(opts: UpOptions): Promise<void> {
     rmSync(passwordFile, { force: true });
     writeFileSync(passwordFile, `${simPassword}\n`, { mode: 0o600 });
 
+    // A one-time client join token for the web console's browser key, kept like the password (0600, never printed).
+    const consoleTokenFile = join(data, 'console-join-token');
+    const consoleToken = await issueJoinToken(joinSecretKey(bridgeDir), { kind: 'client', nickname: 'browser', ttlSeconds: 3600 }, Date.now());
+    rmSync(consoleTokenFile, { force: true });
+    writeFileSync(consoleTokenFile, `${consoleToken.token}\n`, { mode: 0o600 });
+
     const hostadm = commandThatWorksHere();
     process.stdout.write(
       [
@@ -110,6 +116,9 @@ export async function runUp(opts: UpOptions): Promise<void> {
         `            sim agent ${agent.url} joined as "${nickname}", host key ${hostKey.fingerprint}`,
         `            profile ${opts.profile}: key ${paths.key}, signed in as admin through the bridge`,
         `            direct: ${agent.url} as admin, password in ${passwordFile} (mode 0600, new each run)`,
+        '',
+        `web console: ${bridge.httpUrl}/  (make a key there, enroll it with the join token in ${consoleTokenFile}, valid 1 h;`,
+        `             sign in to "${nickname}" as admin with the password above once, then with the key)`,
         '',
         'try:',
         `  ${hostadm} ps --profile ${opts.profile}`,

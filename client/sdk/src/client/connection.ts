@@ -7,6 +7,7 @@
  * States: `connecting` (until `open` succeeds) → `open` ⇄ `reconnecting` → `closed` (final).
  */
 import { backoffDelay } from '@hostadm/shared/net/backoff.ts';
+import { HandshakeError } from '@hostadm/shared/crypto/handshake.ts';
 import { ConnectionError, HostadmClientError, HostadmRequestError } from '../errors.ts';
 import type { CloseInfo, Transport, TransportFactory } from '../transport.ts';
 import type { ClientSettings } from './options.ts';
@@ -198,6 +199,11 @@ export class Connection implements RequestRoute {
         transport?.close(1000, 'reconnect failed');
         if (abort.signal.aborted) return;
         lastError = err;
+        if (err instanceof ConnectionError && err.cause instanceof HandshakeError && err.cause.reason === 'host-key-mismatch') {
+          // The host now presents another key than the pinned one: never retry quietly, fail loudly.
+          this.shutdown(err, false);
+          return;
+        }
         if (err instanceof HostadmRequestError) {
           // The host refused to resume the session and no other method worked: retrying will not help.
           this.shutdown(new ConnectionError(`reconnected to ${this.description} but could not resume the session: ${err.message}`, { cause: err }), false);

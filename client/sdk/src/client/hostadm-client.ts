@@ -18,7 +18,7 @@ import type { identify as identifyContract, query as queryContract } from '@host
 import { parseEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { isQueued } from '../contracts.ts';
 import { HostadmClientError, HostadmRequestError, targetLabel } from '../errors.ts';
-import { signChallenge, textToBase64 } from '../key-auth.ts';
+import { privateKeyOf, signChallenge, textToBase64, type PrivateKeyMaterial } from '../key-auth.ts';
 import { namespaceProxy, type AdminClient, type RpcClient } from '../proxy.ts';
 import type { CallOptions, DispatcherEvent, EventName, HostadmEvent, JobHandle, QueuedJob } from '../types.ts';
 import { ContractCalls } from './calls.ts';
@@ -197,12 +197,12 @@ export class HostadmClient {
    * Registers a key for the signed-in user (`settings register_ssl_cert`): `pub_key` is the base64 of the
    * certificate (or public key) PEM, `proof` the session token signed with the private key.
    */
-  async registerKey(key: { certPem: string; privatePem: string; nickname?: string; email?: string }, options: CallOptions = {}): Promise<void> {
+  async registerKey(key: PrivateKeyMaterial & { certPem: string; nickname?: string; email?: string }, options: CallOptions = {}): Promise<void> {
     const session = this.sessions.current;
     if (!session) throw new HostadmClientError('sign in before registering a key');
     const args: Record<string, string> = {
       pub_key: textToBase64(key.certPem),
-      proof: await signChallenge(key.privatePem, 'register-proof', session.token),
+      proof: await signChallenge(privateKeyOf(key), 'register-proof', session.token),
     };
     if (key.nickname !== undefined) args.nickname = key.nickname;
     if (key.email !== undefined) args.email = key.email;

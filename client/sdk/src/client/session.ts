@@ -9,7 +9,7 @@
  */
 import { isObject } from '../contracts.ts';
 import { HostadmClientError, HostadmRequestError, KeyNotRegisteredError } from '../errors.ts';
-import { signChallenge } from '../key-auth.ts';
+import { privateKeyOf, signChallenge, type PrivateKeyMaterial } from '../key-auth.ts';
 import type { Transport } from '../transport.ts';
 import type { CallOptions } from '../types.ts';
 import type { ClientState } from './connection.ts';
@@ -24,12 +24,11 @@ export interface TokenAuth {
   token: string;
 }
 export interface KeyAuth {
-  key: {
-    /** PEM private key (PKCS#8 or PKCS#1 RSA; Ed25519 in PKCS#8). */
-    privatePem: string;
-    /** PEM certificate; needed only to register the key (`registerKey`). */
-    certPem?: string;
-  };
+  /**
+   * `privatePem`: PEM private key (PKCS#8 or PKCS#1 RSA; Ed25519 in PKCS#8); or `cryptoKeys`: an RSA key as
+   * WebCrypto keys (a browser's non-extractable key). `certPem`: needed only to register the key.
+   */
+  key: PrivateKeyMaterial & { certPem?: string };
 }
 export type AuthMethod = PasswordAuth | TokenAuth | KeyAuth;
 
@@ -145,7 +144,7 @@ export class SessionKeeper {
       const stage1 = await send({ namespace: 'rpc', name: 'auth_ssl' }, '', opts, transport);
       const testString = isObject(stage1) && typeof stage1.test_string === 'string' ? stage1.test_string : undefined;
       if (testString === undefined) throw new HostadmClientError(`auth_ssl stage 1 gave no test_string: ${JSON.stringify(stage1)}`);
-      const signature = await signChallenge(method.key.privatePem, 'agent-signin', testString);
+      const signature = await signChallenge(privateKeyOf(method.key), 'agent-signin', testString);
       reply = await send({ namespace: 'rpc', name: 'auth_ssl' }, { signature }, opts, transport);
     }
     // Every sign-in answers `[token, ttlSeconds]`.

@@ -1,0 +1,114 @@
+/**
+ * The built console (console/dist) served by the Node bridge and the agent, as a fetch-style handler
+ * placed before their own routes: `GET`/`HEAD` of `/`, `/index.html` and the files under `/assets/`.
+ * Anything else is not ours (undefined), so `/relay`, `/admin/...` and `/rpc/...` reach the app as before.
+ *
+ * Files are read once and compressed once (brotli and gzip) at start: the whole build is a few hundred
+ * KB, and a per-request zlib call would cost CPU on every page load for the same bytes. Responses carry
+ * an ETag (a 304 for a matching If-None-Match), the cache rules and the CSP of headers.ts.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { extname, join, relative, sep } from 'node:path';
+import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
+import { cacheControlFor, SECURITY_HEADERS } from './headers.ts';
+
+export const CONSOLE_DIST = new URL('../dist', import.meta.url).pathname;
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+};
+const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json', '.txt']);
+
+interface Asset {
+  type: string;
+  etag: string;
+  cacheControl: string;
+  identity: Uint8Array;
+  br?: Uint8Array;
+  gzip?: Uint8Array;
+}
+
+export type ConsoleHandler = (request: Request) => Response | undefined;
+
+/**
+ * The handler for a built console in `dir`. Without a build (a checkout where `npm run build:console`
+ * never ran) `/` answers 503 saying how to build it, and nothing else is taken.
+ */
+export function consoleAssets(dir: string = CONSOLE_DIST): ConsoleHandler {
+  const assets = loadAssets(dir);
+  if (!assets) {
+    return (request) => {
+      if (new URL(request.url).pathname !== '/') return undefined;
+      return new Response('The web console is not built here: run `npm run build:console` (npm start and npm test build it themselves).\n', {
+        status: 503,
+        headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' },
+      });
+    };
+  }
+  return (request) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return undefined;
+    const path = new URL(request.url).pathname;
+    const asset = assets.get(path === '/' ? '/index.html' : path);
+    if (!asset) return undefined;
+    const headers = new Headers({
+      ...SECURITY_HEADERS,
+      'Content-Type': asset.type,
+      'Cache-Control': asset.cacheControl,
+      ETag: asset.etag,
+      Vary: 'Accept-Encoding',
+    });
+    if (request.headers.get('if-none-match') === asset.etag) return new Response(null, { status: 304, headers });
+    const accepted = request.headers.get('accept-encoding') ?? '';
+    let body = asset.identity;
+    if (asset.br && /\bbr\b/.test(accepted)) {
+      body = asset.br;
+      headers.set('Content-Encoding', 'br');
+    } else if (asset.gzip && /\bgzip\b/.test(accepted)) {
+      body = asset.gzip;
+      headers.set('Content-Encoding', 'gzip');
+    }
+    headers.set('Content-Length', String(body.byteLength));
+    return new Response(request.method === 'HEAD' ? null : new Uint8Array(body), { status: 200, headers });
+  };
+}
+
+function loadAssets(dir: string): Map<string, Asset> | undefined {
+  if (!existsSync(join(dir, 'index.html'))) return undefined;
+  const assets = new Map<string, Asset>();
+  for (const file of walk(dir)) {
+    const rel = relative(dir, file).split(sep).join('/');
+    // `_headers` is the Workers rules file; dotfiles are build bookkeeping: neither is served.
+    if (rel.startsWith('_') || rel.split('/').some((part) => part.startsWith('.'))) continue;
+    const ext = extname(rel);
+    const identity = readFileSync(file);
+    const asset: Asset = {
+      type: TYPES[ext] ?? 'application/octet-stream',
+      etag: `"${createHash('sha256').update(identity).digest('base64url').slice(0, 22)}"`,
+      cacheControl: cacheControlFor(`/${rel}`),
+      identity,
+    };
+    if (COMPRESSIBLE.has(ext) && identity.byteLength > 512) {
+      asset.br = brotliCompressSync(identity, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } });
+      asset.gzip = gzipSync(identity, { level: 9 });
+    }
+    assets.set(`/${rel}`, asset);
+  }
+  return assets;
+}
+
+function* walk(dir: string): Generator<string> {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) yield* walk(path);
+    else yield path;
+  }
+}
