@@ -28,7 +28,7 @@ import { D1HostIndex, D1MetricsStore, D1SessionIndex } from './indexes.ts';
 import { D1KeyStore } from './key-store.ts';
 import type { RoomName } from '../../relay/rooms.ts';
 import { DurableObjectPeerSocket } from './socket.ts';
-import { testRoutes, TEST_ADDRESS_HEADER } from './test-hooks.ts';
+import { countFor, objectCounters, testRoutes, TEST_ADDRESS_HEADER } from './test-hooks.ts';
 
 /** What differs from the Node defaults, and why (see socket.ts). */
 const WORKERS_CONFIG: RelayConfigOverrides = {
@@ -78,6 +78,7 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     this.testHooks = env.HOSTADM_TEST_HOOKS === '1';
     this.objectName = ctx.storage.kv.get<string>(OBJECT_NAME) ?? '';
     this.scope = ctx.storage.kv.get<string>(SCOPE) ?? '';
+    if (this.testHooks) countFor(objectCounters.wakeUps, this.objectName);
     this.relay = this.makeRelay();
     this.app = this.makeApp();
     this.revive();
@@ -93,6 +94,7 @@ export class RelayHub extends DurableObject<BridgeEnv> {
 
   /** RPC from another object revoking a key (the session index named this one): closes its sockets here. */
   cutOffKey(keyId: string): number {
+    if (this.testHooks) countFor(objectCounters.crossObjectCalls, this.objectName);
     const n = this.relay.cutOff(keyId);
     this.countersLater();
     return n;
@@ -100,6 +102,7 @@ export class RelayHub extends DurableObject<BridgeEnv> {
 
   /** RPC (test hooks; the alarm does the same): re-reads the host index for this object's directory sockets. */
   async pollDirectory(): Promise<number> {
+    if (this.testHooks) countFor(objectCounters.crossObjectCalls, this.objectName);
     await this.relay.directory.poll();
     this.countersLater();
     return this.relay.directory.clients.size;
@@ -239,6 +242,7 @@ export class RelayHub extends DurableObject<BridgeEnv> {
   }
 
   private cutOffIn(object: string, keyId: string): Promise<number> {
+    if (this.testHooks) countFor(objectCounters.crossObjectCalls, this.objectName);
     return this.env.RELAY_HUB.get(this.env.RELAY_HUB.idFromName(object)).cutOffKey(keyId);
   }
 

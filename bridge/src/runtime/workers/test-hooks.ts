@@ -12,6 +12,16 @@ import type { RelayConfigOverrides } from '../../relay/config.ts';
 import type { BridgeEnv } from './env.ts';
 import type { RelayHub } from './relay-hub.ts';
 
+/**
+ * Under test hooks, per object name: how often an instance was constructed (a wake-up), and how many
+ * calls it made to or took from another object. Module state: the tests run in the same isolate.
+ */
+export const objectCounters = { wakeUps: new Map<string, number>(), crossObjectCalls: new Map<string, number>() };
+
+export function countFor(map: Map<string, number>, object: string): void {
+  map.set(object, (map.get(object) ?? 0) + 1);
+}
+
 /** Lets a test give each connection its own address (the blacklist is per address). */
 export const TEST_ADDRESS_HEADER = 'x-hostadm-test-address';
 
