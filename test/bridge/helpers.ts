@@ -201,7 +201,11 @@ async function startWorkersTestBridge(_t: TestContext, overrides: NodeOverrides)
     },
     now: async () => (await call<{ now: number }>('/__test/now')).now,
     keys: () => adminKeys(base(), w.adminSecret),
-    sweep: () => call('/__test/sweep', {}),
+    // The periodic upkeep, and the directory objects' poll of the host index (their alarm's work).
+    sweep: async () => {
+      await call('/__test/sweep', {});
+      await call('/__test/poll-directories', {});
+    },
     async restart() {
       w = await w.restart();
       workerd = Promise.resolve(w);

@@ -276,7 +276,10 @@ export class Relay implements ApiHost {
     peer.hostKeyFingerprint = fingerprint;
     const replaced = this.signedInByKey.add(peer);
     if (replaced) this.closePeer(replaced, CLOSE.replaced, 'replaced by a newer connection with the same key');
-    this.sessions?.opened({ connectionId: peer.id, keyId: key.id });
+    this.sessions
+      ?.opened({ connectionId: peer.id, keyId: key.id })
+      .then((revoked) => revoked && this.cutOff(key.id))
+      .catch((err: unknown) => this.logger.warn({ err }, 'could not record the session'));
     this.metrics.signins++;
     this.touch(key.id);
   }

@@ -95,7 +95,11 @@ export interface IndexedAgent {
  * revocation reaches every one of them. Node has one table and needs none.
  */
 export interface SessionIndex {
-  opened(session: { connectionId: string; keyId: string }): void;
+  /**
+   * Records a signed-in socket; resolves true when the key turns out revoked once the record is
+   * written (a revocation that read the index just before it): the relay then cuts the key off here.
+   */
+  opened(session: { connectionId: string; keyId: string }): Promise<boolean>;
   closed(connectionId: string): void;
   /** Closes (4003) the key's sockets in every other object; returns how many. */
   cutOffElsewhere(keyId: string): Promise<number>;

@@ -9,7 +9,7 @@
  */
 import { and, eq, inArray, ne } from 'drizzle-orm';
 import { drizzle, type DrizzleD1Database } from 'drizzle-orm/d1';
-import { bridgeSessions, hostIndex, objectMetrics } from '../../db/schema.ts';
+import { bridgeKeys, bridgeSessions, hostIndex, objectMetrics } from '../../db/schema.ts';
 import * as schema from '../../db/schema.ts';
 import { sumSnapshots, type MetricsSnapshot } from '../../relay/metrics.ts';
 import type { RelayLogger } from '../../relay/ports.ts';
@@ -100,13 +100,19 @@ export class D1SessionIndex implements SessionIndex {
     this.logger = logger;
   }
 
-  opened(session: { connectionId: string; keyId: string }): void {
-    this.db
-      .insert(bridgeSessions)
-      .values({ connectionId: session.connectionId, scope: this.scope, keyId: session.keyId, object: this.object, openedAt: new Date() })
-      .onConflictDoNothing()
-      .run()
-      .catch((err: unknown) => this.logger.warn({ err }, 'could not record the session'));
+  /**
+   * The row first, then the key's revocation: a revocation either reads this row (and cuts the socket
+   * off through this object) or was written before this read (which sees it). D1 runs one at a time.
+   */
+  async opened(session: { connectionId: string; keyId: string }): Promise<boolean> {
+    const [, key] = await this.db.batch([
+      this.db
+        .insert(bridgeSessions)
+        .values({ connectionId: session.connectionId, scope: this.scope, keyId: session.keyId, object: this.object, openedAt: new Date() })
+        .onConflictDoNothing(),
+      this.db.select({ revokedAt: bridgeKeys.revokedAt }).from(bridgeKeys).where(eq(bridgeKeys.id, session.keyId)),
+    ]);
+    return key[0]?.revokedAt != null;
   }
 
   closed(connectionId: string): void {
