@@ -26,21 +26,10 @@ import { Relay } from '../../relay/relay.ts';
 import { MIN_SECRET_LENGTH, OBJECT_HEADER, SCOPE_HEADER, type BridgeEnv } from './env.ts';
 import { D1HostIndex, D1MetricsStore, D1SessionIndex } from './indexes.ts';
 import { D1KeyStore } from './key-store.ts';
-import type { RoomName } from '../../relay/rooms.ts';
+import { DIRECTORY_ROOM, type RoomName } from '../../relay/rooms.ts';
 import { DurableObjectPeerSocket } from './socket.ts';
 import { countFor, objectCounters, testRoutes, TEST_ADDRESS_HEADER } from './test-hooks.ts';
-
-/** What differs from the Node defaults, and why (see socket.ts). */
-const WORKERS_CONFIG: RelayConfigOverrides = {
-  // Peers' protocol pings are answered by the runtime, not seen here: silence is not evidence.
-  silentCloseSeconds: Number.POSITIVE_INFINITY,
-  // Every revocation made through this bridge reaches the hub at once; the re-read only catches
-  // rows changed behind its back (`wrangler d1 execute`), and each re-read wakes the object.
-  revocationPollSeconds: 60,
-};
-
-/** Under test hooks: counters reach `/metrics` within about a second, as the Node bridge's at once. */
-const TEST_CONFIG: RelayConfigOverrides = { metricsFlushSeconds: 1 };
+import { consoleLogger, TEST_CONFIG, WORKERS_CONFIG } from './settings.ts';
 
 interface Attachment {
   sid: string;
@@ -133,6 +122,9 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     } catch {
       // already closed
     }
+    // The last socket gone: flush the counters now, before the object is evicted with its timers.
+    if (this.ctx.getWebSockets().length === 0)
+      await this.flushMetrics().catch((err: unknown) => this.relay.logger.warn({ err }, 'could not flush the counters'));
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
@@ -327,6 +319,10 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     ws.serializeAttachment(attachment);
     if (peer.md5Keys.size > 0) this.ctx.storage.kv.put(KEYS_PREFIX + sid, [...peer.md5Keys]);
     else this.ctx.storage.kv.delete(KEYS_PREFIX + sid);
+    // A directory socket that listed its keys waits for hosts: the poll is due from now on.
+    if (peer.room === DIRECTORY_ROOM && peer.state === 'signed-in') {
+      this.scheduleBy(this.relay.clock.now() + this.relay.config.directoryPollSeconds * 1000);
+    }
   }
 
   private forget(ws: WebSocket): void {
@@ -424,19 +420,4 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     this.alarmAt = at;
     void this.ctx.storage.setAlarm(at);
   }
-}
-
-function consoleLogger(debug: boolean): RelayLogger {
-  const line = (level: string, obj: object, msg?: string) => {
-    const fields = Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, v instanceof Error ? v.message : v]));
-    console.log(JSON.stringify({ level, msg, ...fields }));
-  };
-  return {
-    debug: (obj, msg) => {
-      if (debug) line('debug', obj, msg);
-    },
-    info: (obj, msg) => line('info', obj, msg),
-    warn: (obj, msg) => line('warn', obj, msg),
-    error: (obj, msg) => line('error', obj, msg),
-  };
 }
