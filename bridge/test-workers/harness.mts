@@ -16,7 +16,12 @@ export interface TestKey {
   pubKeyB64: string;
   /** base64 MD5 of the PEM (docs/bridge-protocol.md §1). */
   md5: string;
+  /** Ed25519: the host key fingerprint (`SHA256:` + base64url of SHA-256 over the raw key); RSA: ''. */
+  fingerprint: string;
 }
+
+/** The relay path of the host room of an agent key (`/relay/host/<fp>`). */
+export const roomPath = (key: TestKey) => `/relay/host/${key.fingerprint.slice('SHA256:'.length)}`;
 
 const b64 = (bytes: ArrayBuffer | Uint8Array) => btoa(String.fromCharCode(...new Uint8Array(bytes)));
 
@@ -29,7 +34,12 @@ export async function makeKey(algorithm: 'rsa' | 'ed25519'): Promise<TestKey> {
   const body = b64(spki).replace(/.{1,64}/g, '$&\n');
   const pem = `-----BEGIN PUBLIC KEY-----\n${body}-----END PUBLIC KEY-----\n`;
   const pemBytes = new TextEncoder().encode(pem);
-  return { algorithm, privateKey: pair.privateKey, pubKeyB64: b64(pemBytes), md5: b64(await crypto.subtle.digest('MD5', pemBytes)) };
+  let fingerprint = '';
+  if (algorithm === 'ed25519') {
+    const raw = (await crypto.subtle.exportKey('raw', pair.publicKey)) as ArrayBuffer;
+    fingerprint = `SHA256:${b64(await crypto.subtle.digest('SHA-256', raw)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')}`;
+  }
+  return { algorithm, privateKey: pair.privateKey, pubKeyB64: b64(pemBytes), md5: b64(await crypto.subtle.digest('MD5', pemBytes)), fingerprint };
 }
 
 /** A bridge sign-in proof: a signature of "hostadm-signin bridge v1\n" ‖ test string (docs/protocol.md "Signatures"). */
@@ -66,7 +76,7 @@ export interface Envelope {
 
 export interface Announcement {
   available_connections: string[];
-  peers: Array<{ id: string; kind: string; nickname: string; hostname: string; host_key_fingerprint: string | null }>;
+  peers: Array<{ id: string; kind: string; nickname: string; hostname: string; host_key_fingerprint: string | null; access?: string; room?: string }>;
 }
 
 type Message = { env: Envelope } | { frame: string };
@@ -93,8 +103,8 @@ export class HubPeer {
     ws.accept();
   }
 
-  static async connect(hub: string, type: 'server' | 'client', md5Keys: string[] = [], address = '203.0.113.7'): Promise<HubPeer> {
-    const res = await hubFetch(hub, '/relay', { headers: { Upgrade: 'websocket', 'x-hostadm-test-address': address } });
+  static async connect(hub: string, type: 'server' | 'client', md5Keys: string[] = [], address = '203.0.113.7', path = '/relay'): Promise<HubPeer> {
+    const res = await hubFetch(hub, path, { headers: { Upgrade: 'websocket', 'x-hostadm-test-address': address } });
     if (!res.webSocket) throw new Error(`upgrade refused: HTTP ${res.status} ${await res.text()}`);
     const peer = new HubPeer(res.webSocket, type, md5Keys);
     // A real peer speaks after the bridge asked who it is; here the request can arrive after the
@@ -188,10 +198,17 @@ export function announcementOf(m: Message): Announcement | null {
 }
 
 /** Connects, enrolls `key` with a fresh token, signs in, and waits for the first announcement. */
-export async function signedInPeer(hub: string, type: 'server' | 'client', key: TestKey, options: { md5Keys?: string[]; nickname?: string } = {}) {
-  const peer = await HubPeer.connect(hub, type, options.md5Keys ?? (type === 'client' ? [key.md5] : []));
-  const enrolled = await peer.enroll(key, options.nickname);
-  if (enrolled.name !== 'response') throw new Error(`enroll failed: ${JSON.stringify(enrolled.args)}`);
+export async function signedInPeer(
+  hub: string,
+  type: 'server' | 'client',
+  key: TestKey,
+  options: { md5Keys?: string[]; nickname?: string; path?: string; enroll?: boolean } = {},
+) {
+  const peer = await HubPeer.connect(hub, type, options.md5Keys ?? (type === 'client' ? [key.md5] : []), undefined, options.path);
+  if (options.enroll !== false) {
+    const enrolled = await peer.enroll(key, options.nickname);
+    if (enrolled.name !== 'response') throw new Error(`enroll failed: ${JSON.stringify(enrolled.args)}`);
+  }
   const since = peer.received.length;
   const reply = await peer.signIn(key);
   if (reply.name !== 'response') throw new Error(`sign-in failed: ${JSON.stringify(reply.args)}`);

@@ -201,7 +201,11 @@ async function startWorkersTestBridge(_t: TestContext, overrides: NodeOverrides)
     },
     now: async () => (await call<{ now: number }>('/__test/now')).now,
     keys: () => adminKeys(base(), w.adminSecret),
-    sweep: () => call('/__test/sweep', {}),
+    // The periodic upkeep, and the directory objects' poll of the host index (their alarm's work).
+    sweep: async () => {
+      await call('/__test/sweep', {});
+      await call('/__test/poll-directories', {});
+    },
     async restart() {
       w = await w.restart();
       workerd = Promise.resolve(w);
@@ -376,10 +380,10 @@ export async function signedInPeer(
   bridge: TestBridge,
   type: 'server' | 'client',
   key: TestKey,
-  options: { md5Keys?: string[]; enroll?: boolean; nickname?: string } = {},
+  options: { md5Keys?: string[]; enroll?: boolean; nickname?: string; url?: string } = {},
 ): Promise<{ peer: TestPeer; announcement: Announcement }> {
   const kind = type === 'server' ? 'agent' : 'client';
-  const peer = await TestPeer.connect(bridge.url, type, options.md5Keys ?? (type === 'client' ? [md5Of(key)] : []));
+  const peer = await TestPeer.connect(options.url ?? bridge.url, type, options.md5Keys ?? (type === 'client' ? [md5Of(key)] : []));
   if (options.enroll !== false) {
     const enrolled = await peer.enroll(await bridge.token(kind, { nickname: options.nickname }), key);
     if (enrolled.name !== 'response') throw new Error(`enroll failed: ${JSON.stringify(enrolled.args)}`);
@@ -389,6 +393,26 @@ export async function signedInPeer(
   if (reply.name !== 'response') throw new Error(`sign-in failed: ${JSON.stringify(reply.args)}`);
   const announcement = await peer.nextAnnouncement(since);
   return { peer, announcement };
+}
+
+/** A room of the bridge (docs/bridge-protocol.md §2.10): `host/<fp>`, `directory`; '' the shared room. */
+export function roomUrl(bridge: TestBridge, room: string): string {
+  return room ? `${bridge.url}/${room}` : bridge.url;
+}
+
+/**
+ * The URL of the room where the directory says host `nickname` is, for `key` (a client key; enrolled
+ * first with a fresh token unless `enrolled`), waiting until the directory lists it.
+ */
+export async function hostRoomUrl(bridge: TestBridge, key: TestKey, nickname: string, enrolled = false): Promise<string> {
+  const { peer } = await signedInPeer(bridge, 'client', key, { url: roomUrl(bridge, 'directory'), enroll: !enrolled });
+  try {
+    await until(() => (peer.lastAnnouncement()?.peers ?? []).some((p) => p.nickname === nickname), `the directory listing ${nickname}`);
+    const entry = peer.lastAnnouncement()!.peers.find((p) => p.nickname === nickname)! as { room?: string };
+    return roomUrl(bridge, entry.room ?? '');
+  } finally {
+    peer.close();
+  }
 }
 
 /** The peer's connection id, as the bridge announced it to `other`. */

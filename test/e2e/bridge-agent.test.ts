@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { startClientHandshake, ChannelError, parseChannelClosedNotice, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
 import { agentFor, clientFor } from '../helpers/agent.ts';
 import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
-import { idOf, signedInPeer, startTestBridge, until, type TestPeer } from '../bridge/helpers.ts';
+import { idOf, hostRoomUrl, signedInPeer, startTestBridge, until, type TestPeer } from '../bridge/helpers.ts';
 
 interface Sealed {
   channel: SecureChannel;
@@ -45,8 +45,9 @@ async function setup(t: TestContext) {
   return { bridge, agent, key };
 }
 
+/** A client in the host room of the bridge's one agent (docs/bridge-protocol.md §2.10), found through the directory. */
 async function openChannel(t: TestContext, bridge: Awaited<ReturnType<typeof startTestBridge>>, key: TestKey, enroll = true): Promise<Sealed> {
-  const { peer } = await signedInPeer(bridge, 'client', key, { enroll });
+  const { peer } = await signedInPeer(bridge, 'client', key, { enroll: false, url: await hostRoomUrl(bridge, key, 'simhost', !enroll) });
   t.after(() => peer.close());
   const carried: string[] = [];
   await until(() => (peer.lastAnnouncement()?.peers ?? []).some((p) => p.nickname === 'simhost'), 'the agent announced to the client');
@@ -170,7 +171,7 @@ test('a bridge that alters, replays or drops a frame kills the channel visibly',
 
 test('the agent refuses the unprotected (downgraded) bridge form', async (t) => {
   const { bridge, key } = await setup(t);
-  const { peer } = await signedInPeer(bridge, 'client', key);
+  const { peer } = await signedInPeer(bridge, 'client', key, { enroll: false, url: await hostRoomUrl(bridge, key, 'simhost') });
   t.after(() => peer.close());
   await until(() => (peer.lastAnnouncement()?.peers ?? []).some((p) => p.nickname === 'simhost'), 'the agent announced');
   const agentId = idOf(peer.lastAnnouncement()!, 'simhost');

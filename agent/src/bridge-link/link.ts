@@ -121,9 +121,11 @@ export class BridgeLink {
   private connect(): void {
     if (this.state === 'stopped') return;
     this.state = 'connecting';
-    // Accept the bridge's base URL or its relay URL (`ws://bridge:port` or `ws://bridge:port/relay`).
+    // Accept the bridge's base URL or its relay URL (`ws://bridge:port` or `ws://bridge:port/relay`);
+    // the agent lives in its own host room, named by its host key (docs/bridge-protocol.md §2.10).
     const base = new URL(this.options.url);
     if (!base.pathname.endsWith('/relay')) base.pathname = `${base.pathname.replace(/\/$/, '')}/relay`;
+    base.pathname += `/host/${this.options.pipeline.services.hostKey.fingerprint.replace(/^SHA256:/, '')}`;
     const url = base.toString();
     const ws = new WebSocket(url, { maxPayload: LIMITS.maxRelayFrameBytes, handshakeTimeout: 10_000 });
     this.ws = ws;

@@ -6,7 +6,7 @@
  * Change a table here, then run `drizzle-kit generate --config bridge/drizzle.config.ts` from the
  * repository root to write the next migration into ./migrations.
  */
-import { sqliteTable, text, integer, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { sqliteTable, text, integer, index, primaryKey, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /** Keys enrolled with a join token; agents and clients sign in to the bridge with them. */
 export const bridgeKeys = sqliteTable(
@@ -71,4 +71,51 @@ export const blacklist = sqliteTable(
     reason: text('reason').notNull(),
   },
   (t) => [index('blacklist_until').on(t.until)],
+);
+
+/**
+ * Where each online host is reached, by index entry (md5_key or `host:<nickname>`): written by the
+ * host's own object when its agent lists its keys, read by directory sockets (docs/bridge-protocol.md
+ * §2.10). Only the Workers bridge writes it: Node's rooms share one process. `scope` is '' in a
+ * deployment (tests give each test its own).
+ */
+export const hostIndex = sqliteTable(
+  'host_index',
+  {
+    scope: text('scope').notNull().default(''),
+    entry: text('entry').notNull(),
+    keyId: text('key_id').notNull(),
+    connectionId: text('connection_id').notNull(),
+    room: text('room').notNull(),
+    nickname: text('nickname').notNull(),
+    hostname: text('hostname').notNull(),
+    fingerprint: text('fingerprint'),
+    onlineSince: integer('online_since', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.entry, t.keyId] }), index('host_index_key').on(t.scope, t.keyId)],
+);
+
+/** Which object holds each signed-in socket (Workers), so a revocation reaches every one. */
+export const bridgeSessions = sqliteTable(
+  'bridge_sessions',
+  {
+    connectionId: text('connection_id').primaryKey(),
+    scope: text('scope').notNull().default(''),
+    keyId: text('key_id').notNull(),
+    object: text('object').notNull(),
+    openedAt: integer('opened_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [index('bridge_sessions_key').on(t.scope, t.keyId)],
+);
+
+/** Each object's counters (JSON of the metrics snapshot), flushed periodically; `/metrics` sums them. */
+export const objectMetrics = sqliteTable(
+  'object_metrics',
+  {
+    object: text('object').primaryKey(),
+    scope: text('scope').notNull().default(''),
+    counters: text('counters').notNull(),
+    updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [index('object_metrics_scope').on(t.scope)],
 );

@@ -20,6 +20,7 @@ import type { RelayMetrics } from './metrics.ts';
 import type { Peer } from './peer.ts';
 import type { Clock, KeyCrypto, KeyRecord, KeyStore, PeerKind, RelayLogger } from './ports.ts';
 import { hostKeyFingerprint, newKeyId, randomAlnum } from './random.ts';
+import { roomRefusal } from './rooms.ts';
 
 /** What the handlers need from the relay. */
 export interface ApiHost {
@@ -138,6 +139,7 @@ export class BridgeApi {
       if (!(err instanceof HostadmError)) this.host.logger.error({ err, peer: peer.id, name: env.name }, 'bridge API failure');
       this.host.send(peer, errorEnvelope(env.id, env.namespace, error.toArgs()));
       if (error.code === 'TOO_MANY_REQUESTS') this.host.closePeer(peer, CLOSE.policy, 'Too many failed sign-ins');
+      else if (error.code === 'FORBIDDEN') this.host.closePeer(peer, CLOSE.policy, 'wrong room for this key');
       else if (error instanceof SignInFailure && (await this.failed(peer))) this.host.closePeer(peer, CLOSE.policy, 'Too many failed sign-ins');
       return;
     }
@@ -267,6 +269,9 @@ export class BridgeApi {
     if (!match) return this.signInFailed(peer, pinned ? 'proof does not match the pinned key' : 'proof matches no registered key');
     if (peer.closed) return { reply: undefined };
     const fingerprint = match.algorithm === 'ed25519' && match.kind === 'agent' ? await hostKeyFingerprint(match.spkiPem) : null;
+    // A valid key in the wrong room: refused and closed, not counted as a failed sign-in.
+    const wrongRoom = roomRefusal(peer.room, peer.kind!, fingerprint);
+    if (wrongRoom) throw new HostadmError('FORBIDDEN', wrongRoom);
     host.signedIn(peer, match, fingerprint);
     host.logger.info({ peer: peer.id, keyId: match.id, nickname: match.nickname, address: peer.address }, 'peer signed in');
     return {

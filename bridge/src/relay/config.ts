@@ -36,6 +36,10 @@ export interface RelayConfig {
   pruneIntervalSeconds: number;
   /** Rows one prune deletes at most per table, so it never holds the database for long. */
   pruneBatchRows: number;
+  /** Workers: how often a directory object re-reads the host index for its sockets (hosts coming and going). */
+  directoryPollSeconds: number;
+  /** Workers: how often an object whose counters changed writes them to D1 (`/metrics` sums the objects). */
+  metricsFlushSeconds: number;
   blacklist: {
     failures: number;
     windowSeconds: number;
@@ -68,6 +72,8 @@ export function relayConfig(overrides: RelayConfigOverrides = {}): RelayConfig {
     maxKeysPerPeer: 10_000,
     pruneIntervalSeconds: 600,
     pruneBatchRows: 500,
+    directoryPollSeconds: 5,
+    metricsFlushSeconds: 10,
     ...overrides,
     blacklist: {
       failures: 5,

@@ -12,7 +12,10 @@ export function hostEntry(nickname: string): string {
   return `host:${nickname}`;
 }
 
-const isHostEntry = (entry: string) => entry.startsWith('host:');
+export const isHostEntry = (entry: string) => entry.startsWith('host:');
+
+/** Index slots are per room (rooms.ts): peers of two rooms never match, whatever keys they share. */
+const slot = (peer: Peer, entry: string) => (peer.room === '' ? entry : `${peer.room}\n${entry}`);
 import type { Peer } from './peer.ts';
 import type { PeerKind } from './ports.ts';
 
@@ -28,16 +31,16 @@ export class Matcher {
   setKeys(peer: Peer, keys: ReadonlySet<string>): Set<Peer> {
     const kind = peer.kind!;
     const affected = new Set<Peer>([peer]);
-    this.collect(kind, peer.md5Keys, affected);
+    this.collect(peer, peer.md5Keys, affected);
     this.unindex(peer);
     peer.md5Keys = keys;
     const own = this.index[kind];
     for (const md5 of keys) {
-      let set = own.get(md5);
-      if (!set) own.set(md5, (set = new Set()));
+      let set = own.get(slot(peer, md5));
+      if (!set) own.set(slot(peer, md5), (set = new Set()));
       set.add(peer);
     }
-    this.collect(kind, keys, affected);
+    this.collect(peer, keys, affected);
     return affected;
   }
 
@@ -46,7 +49,7 @@ export class Matcher {
     const affected = new Set<Peer>();
     if (!peer.kind) return affected;
     this.unindex(peer);
-    this.collect(peer.kind, peer.md5Keys, affected);
+    this.collect(peer, peer.md5Keys, affected);
     return affected;
   }
 
@@ -55,7 +58,7 @@ export class Matcher {
     if (!peer.kind || peer.state !== 'signed-in') return [];
     const found = new Set<Peer>();
     const other = this.index[opposite(peer.kind)];
-    for (const md5 of peer.md5Keys) for (const q of other.get(md5) ?? []) if (!q.closed) found.add(q);
+    for (const md5 of peer.md5Keys) for (const q of other.get(slot(peer, md5)) ?? []) if (!q.closed) found.add(q);
     return [...found].sort((a, b) => a.connectedAt - b.connectedAt || (a.id < b.id ? -1 : 1));
   }
 
@@ -68,15 +71,15 @@ export class Matcher {
   private unindex(peer: Peer): void {
     const own = this.index[peer.kind!];
     for (const md5 of peer.md5Keys) {
-      const set = own.get(md5);
+      const set = own.get(slot(peer, md5));
       if (!set) continue;
       set.delete(peer);
-      if (set.size === 0) own.delete(md5);
+      if (set.size === 0) own.delete(slot(peer, md5));
     }
   }
 
-  private collect(kind: PeerKind, keys: ReadonlySet<string>, into: Set<Peer>): void {
-    const other = this.index[opposite(kind)];
-    for (const md5 of keys) for (const q of other.get(md5) ?? []) into.add(q);
+  private collect(peer: Peer, keys: ReadonlySet<string>, into: Set<Peer>): void {
+    const other = this.index[opposite(peer.kind!)];
+    for (const md5 of keys) for (const q of other.get(slot(peer, md5)) ?? []) into.add(q);
   }
 }

@@ -29,6 +29,8 @@ export interface MetricsSnapshot {
   /** Addresses blocked by this process (failures reaching the rule). */
   addresses_blocked: number;
   revocation_cutoffs: number;
+  /** Reads of the bridge-wide host index for directory sockets (Workers: one D1 query each). */
+  directory_lookups: number;
   /** Connections the bridge closed, by close code. */
   closes: Record<string, number>;
 }
@@ -55,6 +57,7 @@ export class RelayMetrics {
   refusedTooManyConnections = 0;
   addressesBlocked = 0;
   revocationCutoffs = 0;
+  directoryLookups = 0;
   readonly closes: Record<string, number> = {};
 
   constructor(now: number) {
@@ -100,6 +103,7 @@ export class RelayMetrics {
     this.refusedTooManyConnections = saved.refused_too_many_connections ?? 0;
     this.addressesBlocked = saved.addresses_blocked;
     this.revocationCutoffs = saved.revocation_cutoffs;
+    this.directoryLookups = saved.directory_lookups ?? 0;
     Object.assign(this.closes, saved.closes);
   }
 
@@ -123,7 +127,28 @@ export class RelayMetrics {
       refused_too_many_connections: this.refusedTooManyConnections,
       addresses_blocked: this.addressesBlocked,
       revocation_cutoffs: this.revocationCutoffs,
+      directory_lookups: this.directoryLookups,
       closes: { ...this.closes },
     };
   }
+}
+
+/**
+ * Several relays' counters as one (Workers: one snapshot per object, flushed periodically): every
+ * count and gauge added up, by label where labelled; the uptime is the longest.
+ */
+export function sumSnapshots(snapshots: readonly MetricsSnapshot[]): MetricsSnapshot {
+  const total = new RelayMetrics(0).snapshot(0);
+  const add = (into: Record<string, unknown>, from: Record<string, unknown>) => {
+    for (const [k, v] of Object.entries(from)) {
+      if (typeof v === 'number') into[k] = (typeof into[k] === 'number' ? (into[k] as number) : 0) + v;
+      else if (v && typeof v === 'object') add((into[k] ??= {}) as Record<string, unknown>, v as Record<string, unknown>);
+    }
+  };
+  for (const s of snapshots) {
+    const uptime = Math.max(total.uptime_seconds, s.uptime_seconds);
+    add(total as unknown as Record<string, unknown>, s as unknown as Record<string, unknown>);
+    total.uptime_seconds = uptime;
+  }
+  return total;
 }

@@ -10,6 +10,7 @@
  * everything here is plain data, so a Durable Object can keep it in a socket attachment.
  */
 import type { PeerKind, PeerSocket } from './ports.ts';
+import type { RoomName } from './rooms.ts';
 
 export type PeerState = 'identifying' | 'identified' | 'signed-in';
 
@@ -25,6 +26,8 @@ export interface SignedInKey {
 export class Peer {
   readonly socket: PeerSocket;
   readonly address: string;
+  /** The room the socket landed in (rooms.ts): '' shared, `host/<fp>`, `directory`. */
+  readonly room: RoomName;
   readonly connectedAt: number;
   /** `agent-<uuid>` / `client-<uuid>` once identified (new for every connection); '' before. */
   id = '';
@@ -58,9 +61,10 @@ export class Peer {
   /** API calls received and not finished (bounded). */
   pendingApi = 0;
 
-  constructor(socket: PeerSocket, address: string, now: number) {
+  constructor(socket: PeerSocket, address: string, now: number, room: RoomName = '') {
     this.socket = socket;
     this.address = address;
+    this.room = room;
     this.connectedAt = now;
     this.lastSeen = now;
   }
@@ -87,6 +91,10 @@ export interface SavedPeer {
   challengeMd5: string;
   address: string;
   connectedAt: number;
+  /** Absent in attachments saved before rooms: the shared room. */
+  room?: RoomName;
+  /** Directory sockets: the tag of the last announcement (so a wake-up does not announce it again). */
+  announcedAccess?: string;
 }
 
 export function savePeer(peer: Peer): SavedPeer {
@@ -102,12 +110,15 @@ export function savePeer(peer: Peer): SavedPeer {
     challengeMd5: peer.challengeMd5,
     address: peer.address,
     connectedAt: peer.connectedAt,
+    room: peer.room,
+    ...(peer.room === 'directory' ? { announcedAccess: peer.announcedAccess } : {}),
   };
 }
 
 /** The peer as it was saved; `lastSeen` restarts at `now` (what happened while asleep is unknown). */
 export function revivePeer(socket: PeerSocket, saved: SavedPeer, now: number): Peer {
-  const peer = new Peer(socket, saved.address, saved.connectedAt);
+  const peer = new Peer(socket, saved.address, saved.connectedAt, saved.room ?? '');
+  peer.announcedAccess = saved.announcedAccess ?? '';
   peer.id = saved.id;
   peer.kind = saved.kind;
   peer.state = saved.state;

@@ -16,6 +16,7 @@ import type { RelayConfigOverrides } from './config.ts';
 import type { Allocate } from './frames.ts';
 import type { Peer } from './peer.ts';
 import type { PruneMark } from './retention.ts';
+import type { HostIndex, SessionIndex } from './rooms.ts';
 
 export type PeerKind = 'agent' | 'client';
 export type KeyAlgorithm = 'rsa' | 'ed25519';
@@ -156,4 +157,8 @@ export interface RelayDeps {
   persist?: (peer: Peer) => void;
   /** Where the time of the last store prune is kept (default: memory; a Durable Object: its storage). */
   pruneMark?: PruneMark;
+  /** Hosts in other objects, for directory sockets (Workers: D1). Node's rooms share one relay: none. */
+  hostIndex?: HostIndex;
+  /** Sockets signed in elsewhere, so a revocation reaches them (Workers: D1). Node: none. */
+  sessions?: SessionIndex;
 }

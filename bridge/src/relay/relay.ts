@@ -38,6 +38,8 @@ import { SignedInIndex } from './signed-in.ts';
 import { StoreRetention, type PruneMark } from './retention.ts';
 import type { Clock, KeyCrypto, KeyRecord, KeyStore, PeerKind, PeerSocket, RelayDeps, RelayLogger } from './ports.ts';
 import { isLoopback } from './addresses.ts';
+import { Directory } from './directory.ts';
+import { DIRECTORY_ROOM, SHARED_ROOM, type RoomName, type SessionIndex } from './rooms.ts';
 
 export type { RelayDeps } from './ports.ts';
 export { isLoopback } from './addresses.ts';
@@ -52,6 +54,9 @@ export class Relay implements ApiHost {
   readonly joinSecret: Uint8Array;
   readonly hostname: string;
   readonly retention: StoreRetention;
+  /** Directory sockets and the hosts they are announced (directory.ts). */
+  readonly directory: Directory;
+  private readonly sessions: SessionIndex | null;
   private readonly peers = new Set<Peer>();
   /** Open sockets per remote address (admit refuses past `maxConnectionsPerAddress`). */
   private readonly openByAddress = new Map<string, number>();
@@ -83,6 +88,8 @@ export class Relay implements ApiHost {
     this.lastPing = now;
     this.lastRevocationPoll = now;
     this.api = new BridgeApi(this);
+    this.sessions = deps.sessions ?? null;
+    this.directory = new Directory({ index: deps.hostIndex ?? null, metrics: this.metrics, logger: this.logger, persist: this.afterApiCall });
     this.retention = new StoreRetention({ store: this.store, config: this.config, clock: this.clock, logger: this.logger, mark: deps.pruneMark });
   }
 
@@ -116,7 +123,11 @@ export class Relay implements ApiHost {
     if (peer.state === 'signed-in' && peer.key) {
       // A replaced agent connection dropped its saved state when it was closed, so none comes back here.
       this.signedInByKey.add(peer);
-      if (md5Keys.length > 0) this.matcher.setKeys(peer, new Set(md5Keys.slice(0, this.config.maxKeysPerPeer)));
+      const keys = new Set(md5Keys.slice(0, this.config.maxKeysPerPeer));
+      if (peer.room === DIRECTORY_ROOM) void this.directory.clientListed(peer, keys, false);
+      else if (md5Keys.length > 0) this.matcher.setKeys(peer, keys);
+      // Indexed when it listed them: only this relay's own view comes back.
+      if (peer.kind === 'agent' && md5Keys.length > 0) this.directory.hostListed(peer, keys, false);
     }
     return peer;
   }
@@ -133,9 +144,9 @@ export class Relay implements ApiHost {
     }
   }
 
-  /** A socket was accepted: the bridge asks the peer to identify itself. */
-  open(socket: PeerSocket, address: string): Peer {
-    const peer = new Peer(socket, address, this.clock.now());
+  /** A socket was accepted in `room` (rooms.ts): the bridge asks the peer to identify itself. */
+  open(socket: PeerSocket, address: string, room: RoomName = SHARED_ROOM): Peer {
+    const peer = new Peer(socket, address, this.clock.now(), room);
     this.addPeer(peer);
     this.metrics.opened();
     socket.send(IDENTIFY_REQUEST);
@@ -213,11 +224,16 @@ export class Relay implements ApiHost {
     }
   }
 
-  /** Revokes a key (by id or md5_key) and closes its connections at once (4003). */
+  /**
+   * Revokes a key (by id or md5_key) and closes its connections at once (4003): here, and wherever
+   * else the session index says sockets signed in with it live.
+   */
   async revoke(ref: string): Promise<{ key: KeyRecord; disconnected: number } | null> {
     const key = await this.store.revoke(ref, this.clock.now());
     if (!key) return null;
-    return { key, disconnected: this.cutOff(key.id) };
+    const here = this.cutOff(key.id);
+    const elsewhere = this.sessions ? await this.sessions.cutOffElsewhere(key.id) : 0;
+    return { key, disconnected: here + elsewhere };
   }
 
   /** Closes every connection (1001) and forgets them. */
@@ -260,6 +276,10 @@ export class Relay implements ApiHost {
     peer.hostKeyFingerprint = fingerprint;
     const replaced = this.signedInByKey.add(peer);
     if (replaced) this.closePeer(replaced, CLOSE.replaced, 'replaced by a newer connection with the same key');
+    this.sessions
+      ?.opened({ connectionId: peer.id, keyId: key.id })
+      .then((revoked) => revoked && this.cutOff(key.id))
+      .catch((err: unknown) => this.logger.warn({ err }, 'could not record the session'));
     this.metrics.signins++;
     this.touch(key.id);
   }
@@ -279,8 +299,14 @@ export class Relay implements ApiHost {
       keys = keys.has(peer.key!.md5Key) ? new Set([peer.key!.md5Key]) : new Set();
       for (const name of list.reach ?? []) keys.add(hostEntry(name));
     } else if (list.password_signin && peer.key!.nickname) keys.add(hostEntry(peer.key!.nickname));
-    const affected = this.matcher.setKeys(peer, keys.size === 0 ? NO_IDS : keys);
+    const entries = keys.size === 0 ? NO_IDS : keys;
+    if (peer.room === DIRECTORY_ROOM) {
+      void this.directory.clientListed(peer, entries);
+      return;
+    }
+    const affected = this.matcher.setKeys(peer, entries);
     for (const p of affected) this.announce(p, p === peer);
+    if (peer.kind === 'agent') this.directory.hostListed(peer, entries);
   }
 
   closePeer(peer: Peer, code: number, reason: string): void {
@@ -314,7 +340,8 @@ export class Relay implements ApiHost {
         peer.lastDest = dest;
       }
     }
-    if (!peer.announced.has(dest)) return this.drop(peer, dest, this.byId.has(dest) ? 'not-permitted' : 'unknown-destination');
+    // Another room's peers are unknown here, as they are to a Durable Object holding one room.
+    if (!peer.announced.has(dest)) return this.drop(peer, dest, this.byId.get(dest)?.room === peer.room ? 'not-permitted' : 'unknown-destination');
     const target = this.byId.get(dest);
     if (!target || target.closed) return this.drop(peer, dest, 'unknown-destination');
     // Made on the first relayed frame: most agents sit idle, and this is their largest allocation.
@@ -374,12 +401,15 @@ export class Relay implements ApiHost {
     if (peer.id) this.byId.delete(peer.id);
     if (!peer.key) return;
     this.signedInByKey.remove(peer);
+    this.sessions?.closed(peer.id);
     this.touch(peer.key.id);
+    if (peer.room === DIRECTORY_ROOM) return this.directory.clientLeft(peer);
     for (const p of this.matcher.remove(peer)) this.announce(p, false);
+    if (peer.kind === 'agent') this.directory.hostLeft(peer);
   }
 
-  /** Closes every connection signed in with the key (4003); returns how many. */
-  private cutOff(keyId: string): number {
+  /** Closes every connection signed in with the key here (4003); returns how many. */
+  cutOff(keyId: string): number {
     const peers = this.signedInByKey.connections(keyId);
     for (const p of peers) this.closePeer(p, CLOSE.revoked, 'key revoked');
     this.metrics.revocationCutoffs += peers.length;

@@ -28,18 +28,30 @@ export interface AnnouncedPeer {
   access?: 'key' | 'password';
   /** When the host's connection to the bridge was made (ISO 8601). */
   online_since?: string;
+  /** Directory announcements: the room where the host is reached (`host/<fp>`; '' the shared room). */
+  room?: string;
 }
 
 /**
  * The relay endpoint of a bridge given by its base URL or its relay URL, the rule the agent follows
- * too: `ws://h:p` → `ws://h:p/relay`, `ws://h:p/prefix` → `ws://h:p/prefix/relay`, `…/relay` kept.
+ * too: `ws://h:p` → `ws://h:p/relay`, `ws://h:p/prefix` → `ws://h:p/prefix/relay`, `…/relay` kept;
+ * with a room (docs/bridge-protocol.md §2.10), `…/relay/<room>` (`host/<fp>`, `directory`).
  */
-export function relayUrl(bridgeUrl: string): string {
+export function relayUrl(bridgeUrl: string, room = ''): string {
   if (!/^wss?:\/\//i.test(bridgeUrl)) throw new ConnectionError(`not a bridge WebSocket URL: ${bridgeUrl} (expected ws://host:port or wss://host:port)`);
   const m = /^(wss?:\/\/[^/?#]+)([^?#]*)(.*)$/i.exec(bridgeUrl);
   if (!m) return bridgeUrl;
   const path = (m[2] ?? '').replace(/\/+$/, '');
-  return `${m[1]}${path.endsWith('/relay') ? path : `${path}/relay`}${m[3] ?? ''}`;
+  const relay = path.endsWith('/relay') ? path : `${path}/relay`;
+  return `${m[1]}${relay}${room ? `/${room}` : ''}${m[3] ?? ''}`;
+}
+
+/** The directory room: where a client learns which hosts it may reach, and the room of each. */
+export const DIRECTORY_ROOM = 'directory';
+
+/** The room of the host whose key has this fingerprint (`SHA256:<fp>` → `host/<fp>`). */
+export function hostRoom(fingerprint: string): string {
+  return `host/${fingerprint.replace(/^SHA256:/, '')}`;
 }
 
 export function describeHost(host: BridgeHostSelector): string {

@@ -15,13 +15,15 @@ import { bridgeRequestOf } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { isReply, parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { ConnectionError, HostadmRequestError } from './errors.ts';
 import { privateKeyOf, signChallenge, textToBase64, type PrivateKeyMaterial } from './key-auth.ts';
-import { peerLabel, relayUrl, type AnnouncedPeer } from './bridge-hosts.ts';
+import { DIRECTORY_ROOM, peerLabel, relayUrl, type AnnouncedPeer } from './bridge-hosts.ts';
 import type { CloseInfo } from './transport.ts';
 import { globalWebSocket, type WebSocketConstructor, type WebSocketLike } from './websocket.ts';
 
 export interface BridgeSessionOptions {
   /** `ws(s)://bridge:port` (the `/relay` path is added when missing). */
   bridgeUrl: string;
+  /** The room to join (docs/bridge-protocol.md §2.10): `directory`, `host/<fp>`; '' the shared room. */
+  room?: string;
   /** The client's RSA key: PKCS#8 (or PKCS#1) private key PEM (or WebCrypto keys) and its certificate or SPKI public key PEM. */
   key: PrivateKeyMaterial & { certPem?: string; publicPem?: string };
   /** A client join token: enroll the key at the bridge before signing in. */
@@ -98,7 +100,7 @@ export class BridgeSession {
 
   private constructor(options: BridgeSessionOptions, socket: WebSocketLike) {
     this.options = options;
-    this.url = relayUrl(options.bridgeUrl);
+    this.url = relayUrl(options.bridgeUrl, options.room);
     this.socket = socket;
   }
 
@@ -107,7 +109,7 @@ export class BridgeSession {
    * (closing the socket) after `timeoutMs` or when `signal` aborts.
    */
   static async open(options: BridgeSessionOptions, limits: { signal?: AbortSignal; timeoutMs: number }): Promise<BridgeSession> {
-    const url = relayUrl(options.bridgeUrl);
+    const url = relayUrl(options.bridgeUrl, options.room);
     const Ctor = options.webSocket ?? globalWebSocket();
     if (!Ctor) throw new ConnectionError("no WebSocket implementation: pass `webSocket` (in Node: the `ws` package, or use the SDK's Node entry)");
     let socket: WebSocketLike;
@@ -302,10 +304,10 @@ export interface BridgeHost {
 
 /**
  * The hosts a key may reach through a bridge now (and, with `reach`, those open to a password sign-in
- * under those names). Enrolls the key first when given a join token.
+ * under those names), from the bridge's directory. Enrolls the key first when given a join token.
  */
 export async function listBridgeHosts(options: BridgeSessionOptions & { timeoutMs?: number }): Promise<BridgeHost[]> {
-  const session = await BridgeSession.open(options, { timeoutMs: options.timeoutMs ?? 10_000 });
+  const session = await BridgeSession.open({ ...options, room: DIRECTORY_ROOM }, { timeoutMs: options.timeoutMs ?? 10_000 });
   try {
     return session.peers
       .filter((p) => p.kind === undefined || p.kind === 'agent')

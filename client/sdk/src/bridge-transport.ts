@@ -13,7 +13,7 @@
 import { HandshakeError, hostKeyFingerprint } from '@hostadm/shared/crypto/index.ts';
 import { ConnectionError } from './errors.ts';
 import type { CloseInfo, Transport, TransportFactory, TransportHandlers } from './transport.ts';
-import { chooseHost, describeHost, relayUrl, type BridgeHostSelector } from './bridge-hosts.ts';
+import { chooseHost, describeHost, DIRECTORY_ROOM, hostRoom, relayUrl, type BridgeHostSelector } from './bridge-hosts.ts';
 import { ChannelHandshake } from './bridge-handshake.ts';
 import { BridgeSession, clientKeyIds, hostList, messageOf } from './bridge-session.ts';
 import type { WebSocketConstructor } from './websocket.ts';
@@ -61,26 +61,22 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
     async open(handlers: TransportHandlers, { signal, timeoutMs }) {
       const deadline = Date.now() + timeoutMs;
       const ids = await clientKeyIds(options.key);
-      const session = await BridgeSession.open(
-        {
-          bridgeUrl: options.bridgeUrl,
-          key: options.key,
-          ...(enrolled ? {} : { joinToken: options.joinToken }),
-          ...(options.nickname ? { nickname: options.nickname } : {}),
-          onEnrolled: () => {
-            enrolled = true;
-            options.onEnrolled?.();
-          },
-          ...(reachName ? { reach: [reachName] } : {}),
-          ...(options.clientHostname ? { clientHostname: options.clientHostname } : {}),
-          ...(options.webSocket ? { webSocket: options.webSocket } : {}),
-        },
-        { timeoutMs, ...(signal ? { signal } : {}) },
-      );
+      const pinnedFingerprint = pinned !== undefined ? await hostKeyFingerprint(pinned) : undefined;
+      const join = (room: string) => joinRoom(room, { signal, deadline });
+      // The host's own room (docs/bridge-protocol.md §2.10): straight there when its key is pinned,
+      // else (or when it is not there: an agent of an older version sits in the shared room) where
+      // the directory says it is.
+      let session: BridgeSession | null = null;
       try {
+        session = pinnedFingerprint ? await join(hostRoom(pinnedFingerprint)) : null;
+        if (session && !announces(session, pinnedFingerprint)) {
+          session.close({ code: 1000, reason: 'host not in its room' });
+          session = null;
+        }
+        session ??= await join(await roomFromDirectory(join, pinnedFingerprint));
         return await openChannel(session, handlers, { signal, deadline, ids });
       } catch (err) {
-        session.close({ code: 4000, reason: messageOf(err) });
+        session?.close({ code: 4000, reason: messageOf(err) });
         if (err instanceof ConnectionError) throw err;
         if (err instanceof HandshakeError) {
           const fp = err.fingerprints ? ` (pinned ${err.fingerprints.pinned}, presented ${err.fingerprints.presented})` : '';
@@ -90,6 +86,53 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       }
     },
   };
+
+  /** Whether the session announces the host (a pinned key that differs counts: the channel refuses it loudly). */
+  function announces(session: BridgeSession, pinnedFingerprint: string | undefined): boolean {
+    try {
+      return chooseHost(options.host, session.peers, pinnedFingerprint) !== undefined;
+    } catch {
+      return true;
+    }
+  }
+
+  /** Asks the directory where the host is; a host it does not list is not online for this key. */
+  async function roomFromDirectory(join: (room: string) => Promise<BridgeSession>, pinnedFingerprint: string | undefined): Promise<string> {
+    const directory = await join(DIRECTORY_ROOM);
+    try {
+      const peer = chooseHost(options.host, directory.peers, pinnedFingerprint);
+      if (!peer) {
+        throw new ConnectionError(
+          `host ${hostLabel} is not online at ${url} for this key (hosts this key may reach: ${hostList(directory.peers)}); check the name with hostadm hosts`,
+          { closeCode: 4404 },
+        );
+      }
+      return peer.room ?? '';
+    } finally {
+      directory.close({ code: 1000, reason: 'found the room' });
+    }
+  }
+
+  /** Signs in on one room of the bridge (enrolling the key first, once, when given a join token). */
+  function joinRoom(room: string, { signal, deadline }: { signal: AbortSignal | undefined; deadline: number }): Promise<BridgeSession> {
+    return BridgeSession.open(
+      {
+        bridgeUrl: options.bridgeUrl,
+        room,
+        key: options.key,
+        ...(enrolled ? {} : { joinToken: options.joinToken }),
+        ...(options.nickname ? { nickname: options.nickname } : {}),
+        onEnrolled: () => {
+          enrolled = true;
+          options.onEnrolled?.();
+        },
+        ...(reachName ? { reach: [reachName] } : {}),
+        ...(options.clientHostname ? { clientHostname: options.clientHostname } : {}),
+        ...(options.webSocket ? { webSocket: options.webSocket } : {}),
+      },
+      { timeoutMs: Math.max(1, deadline - Date.now()), ...(signal ? { signal } : {}) },
+    );
+  }
 
   /**
    * One channel to the chosen host over `session`: the handshake (bridge-handshake.ts), then the

@@ -13,6 +13,7 @@ import type { BridgeRuntime } from '../../app.ts';
 import type { Relay } from '../../relay/relay.ts';
 import type { PeerSocket } from '../../relay/ports.ts';
 import type { Peer } from '../../relay/peer.ts';
+import type { RoomName } from '../../relay/rooms.ts';
 
 /** `c.env` on Node: the request, plus the raw socket and head when the request is an upgrade. */
 export interface NodeEnv {
@@ -146,12 +147,12 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
     return c.env.incoming.socket.remoteAddress ?? '';
   }
 
-  upgrade(c: Context<{ Bindings: NodeEnv }>, address: string): Response {
+  upgrade(c: Context<{ Bindings: NodeEnv }>, address: string, room: RoomName): Response {
     const { incoming, socket, head } = c.env;
     if (!socket || !head) return c.text('WebSocket upgrade needs HTTP/1.1\n', 400);
     c.env.upgraded = true;
     if (c.env.onSocketError) socket.off('error', c.env.onSocketError);
-    this.wss.handleUpgrade(incoming, socket, head, (ws) => this.attach(ws, address));
+    this.wss.handleUpgrade(incoming, socket, head, (ws) => this.attach(ws, address, room));
     return new Response(null, { status: 200 });
   }
 
@@ -183,8 +184,8 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
     };
   }
 
-  private attach(ws: WebSocket, address: string): void {
-    const peer = this.relay.open(new WsPeerSocket(ws), address);
+  private attach(ws: WebSocket, address: string, room: RoomName): void {
+    const peer = this.relay.open(new WsPeerSocket(ws), address, room);
     // Shared listeners (no closures per connection): the socket carries its relay and peer.
     const attached = ws as AttachedWs;
     attached[RELAY] = this.relay;

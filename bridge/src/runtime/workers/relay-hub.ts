@@ -1,7 +1,9 @@
 /**
- * @module The relay on Cloudflare Workers: one Durable Object ("hub") holds every peer's WebSocket
- * through the Hibernation API and runs the same relay core and Hono app as the Node bridge. Why one
- * object per key graph, and where its limits are: docs/bridge-protocol.md §2.9.
+ * @module The relay on Cloudflare Workers: a Durable Object per room (relay/rooms.ts) holds that
+ * room's WebSockets through the Hibernation API and runs the same relay core and Hono app as the
+ * Node bridge: the shared room (`main`, which also serves /admin and /metrics), one object per host
+ * (`host/<fp>`), one per directory socket. Objects share only D1 (indexes.ts), never a frame.
+ * Design and limits: docs/bridge-protocol.md §2.9–§2.10.
  *
  * Hibernation: when no event runs, the runtime may drop this object's memory while the sockets stay
  * open. What must survive lives outside the heap:
@@ -21,19 +23,13 @@ import type { SavedCounters } from '../../relay/metrics.ts';
 import { savePeer, type Peer, type SavedPeer } from '../../relay/peer.ts';
 import type { Clock, RelayLogger } from '../../relay/ports.ts';
 import { Relay } from '../../relay/relay.ts';
-import { MIN_SECRET_LENGTH, type BridgeEnv } from './env.ts';
+import { MIN_SECRET_LENGTH, OBJECT_HEADER, SCOPE_HEADER, type BridgeEnv } from './env.ts';
+import { D1HostIndex, D1MetricsStore, D1SessionIndex } from './indexes.ts';
 import { D1KeyStore } from './key-store.ts';
+import { DIRECTORY_ROOM, type RoomName } from '../../relay/rooms.ts';
 import { DurableObjectPeerSocket } from './socket.ts';
-import { testRoutes, TEST_ADDRESS_HEADER } from './test-hooks.ts';
-
-/** What differs from the Node defaults, and why (see socket.ts). */
-const WORKERS_CONFIG: RelayConfigOverrides = {
-  // Peers' protocol pings are answered by the runtime, not seen here: silence is not evidence.
-  silentCloseSeconds: Number.POSITIVE_INFINITY,
-  // Every revocation made through this bridge reaches the hub at once; the re-read only catches
-  // rows changed behind its back (`wrangler d1 execute`), and each re-read wakes the object.
-  revocationPollSeconds: 60,
-};
+import { countFor, objectCounters, testRoutes, TEST_ADDRESS_HEADER } from './test-hooks.ts';
+import { consoleLogger, TEST_CONFIG, WORKERS_CONFIG } from './settings.ts';
 
 interface Attachment {
   sid: string;
@@ -48,6 +44,9 @@ const STORE_PRUNED = 'store-pruned';
 const CLOCK_OFFSET = 'test:clock-offset';
 const CONFIG_OVERRIDES = 'test:config';
 const ALARMS_ON = 'test:alarms';
+/** This object's name and scope, as the Worker named it (kept for wake-ups that start with an alarm). */
+const OBJECT_NAME = 'object';
+const SCOPE = 'scope';
 
 export class RelayHub extends DurableObject<BridgeEnv> {
   relay: Relay;
@@ -57,10 +56,18 @@ export class RelayHub extends DurableObject<BridgeEnv> {
   private app: ReturnType<typeof createBridgeApp<BridgeEnv>>;
   private alarmAt: number | null = null;
   private countersTimer: ReturnType<typeof setTimeout> | null = null;
+  private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  private objectName: string;
+  private scope: string;
+  sessions!: D1SessionIndex;
+  private metricsStore!: D1MetricsStore;
 
   constructor(ctx: DurableObjectState, env: BridgeEnv) {
     super(ctx, env);
     this.testHooks = env.HOSTADM_TEST_HOOKS === '1';
+    this.objectName = ctx.storage.kv.get<string>(OBJECT_NAME) ?? '';
+    this.scope = ctx.storage.kv.get<string>(SCOPE) ?? '';
+    if (this.testHooks) countFor(objectCounters.wakeUps, this.objectName);
     this.relay = this.makeRelay();
     this.app = this.makeApp();
     this.revive();
@@ -69,7 +76,31 @@ export class RelayHub extends DurableObject<BridgeEnv> {
   }
 
   override async fetch(request: Request): Promise<Response> {
+    const name = request.headers.get(OBJECT_HEADER);
+    if (name && name !== this.objectName) this.named(name, request.headers.get(SCOPE_HEADER) ?? '');
     return this.app.fetch(request, this.env);
+  }
+
+  /** RPC from another object revoking a key (the session index named this one): closes its sockets here. */
+  cutOffKey(keyId: string): number {
+    if (this.testHooks) countFor(objectCounters.crossObjectCalls, this.objectName);
+    const n = this.relay.cutOff(keyId);
+    this.countersLater();
+    return n;
+  }
+
+  /** RPC (test hooks; the alarm does the same): re-reads the host index for this object's directory sockets. */
+  async pollDirectory(): Promise<number> {
+    if (this.testHooks) countFor(objectCounters.crossObjectCalls, this.objectName);
+    await this.relay.directory.poll();
+    this.countersLater();
+    return this.relay.directory.clients.size;
+  }
+
+  /** Writes this object's counters to D1 now (the periodic flush; `/metrics` sums the rows). */
+  async flushMetrics(): Promise<void> {
+    if (!this.objectName) return;
+    await this.metricsStore.flush(this.objectName, this.relay.snapshot(), Date.now());
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
@@ -91,6 +122,9 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     } catch {
       // already closed
     }
+    // The last socket gone: flush the counters now, before the object is evicted with its timers.
+    if (this.ctx.getWebSockets().length === 0)
+      await this.flushMetrics().catch((err: unknown) => this.relay.logger.warn({ err }, 'could not flush the counters'));
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
@@ -99,6 +133,7 @@ export class RelayHub extends DurableObject<BridgeEnv> {
 
   override async alarm(): Promise<void> {
     this.alarmAt = null;
+    if (this.relay.directory.watching) await this.relay.directory.poll();
     await this.rereadRevocations();
     await this.relay.sweep();
     this.countersLater();
@@ -143,21 +178,38 @@ export class RelayHub extends DurableObject<BridgeEnv> {
 
   // ---- internals ----
 
+  /** The first request names the object (the Worker sends its name and scope); the relay is rebuilt with them. */
+  private named(name: string, scope: string): void {
+    const kv = this.ctx.storage.kv;
+    kv.put(OBJECT_NAME, name);
+    kv.put(SCOPE, scope);
+    this.objectName = name;
+    this.scope = scope;
+    if (this.ctx.getWebSockets().length > 0) return;
+    this.relay = this.makeRelay();
+    this.app = this.makeApp();
+  }
+
   private makeRelay(): Relay {
     const env = this.env;
     const kv = this.ctx.storage.kv;
+    const logger = consoleLogger(env.LOG_LEVEL === 'debug');
+    this.sessions = new D1SessionIndex(env.DB, { scope: this.scope, object: this.objectName }, (object, keyId) => this.cutOffIn(object, keyId), logger);
+    this.metricsStore = new D1MetricsStore(env.DB, this.scope);
     const clock: Clock = this.testHooks ? { now: () => Date.now() + (kv.get<number>(CLOCK_OFFSET) ?? 0) } : { now: () => Date.now() };
     const overrides = this.testHooks ? (kv.get<RelayConfigOverrides>(CONFIG_OVERRIDES) ?? {}) : {};
     const relay = new Relay({
       store: new D1KeyStore(env.DB),
       crypto: new PortableKeyCrypto(),
       clock,
-      logger: consoleLogger(env.LOG_LEVEL === 'debug'),
+      logger,
       joinSecret: new TextEncoder().encode(env.JOIN_SECRET ?? ''),
       hostname: env.BRIDGE_HOSTNAME || 'bridge',
-      config: { ...WORKERS_CONFIG, ...overrides, blacklist: { ...overrides.blacklist } },
+      config: { ...WORKERS_CONFIG, ...(this.testHooks ? TEST_CONFIG : {}), ...overrides, blacklist: { ...overrides.blacklist } },
       persist: (peer) => this.save(peer),
       pruneMark: { get: () => kv.get<number>(STORE_PRUNED), set: (at) => kv.put(STORE_PRUNED, at) },
+      hostIndex: new D1HostIndex(env.DB, this.scope),
+      sessions: this.sessions,
     });
     const saved = kv.get<SavedCounters>(COUNTERS);
     if (saved) relay.metrics.restore(saved);
@@ -170,14 +222,23 @@ export class RelayHub extends DurableObject<BridgeEnv> {
       adminSecret: this.env.ADMIN_SECRET ?? '',
       runtime: {
         remoteAddress: (c) => (this.testHooks && c.req.header(TEST_ADDRESS_HEADER)) || c.req.header('cf-connecting-ip') || '',
-        upgrade: (_c, address) => this.accept(address),
+        upgrade: (_c, address, room) => this.accept(address, room),
+        metrics: async () => {
+          await this.flushMetrics();
+          return this.metricsStore.sum();
+        },
       },
     });
     if (this.testHooks) testRoutes(app, this);
     return app;
   }
 
-  private accept(address: string): Response {
+  private cutOffIn(object: string, keyId: string): Promise<number> {
+    if (this.testHooks) countFor(objectCounters.crossObjectCalls, this.objectName);
+    return this.env.RELAY_HUB.get(this.env.RELAY_HUB.idFromName(object)).cutOffKey(keyId);
+  }
+
+  private accept(address: string, room: RoomName): Response {
     if ((this.env.JOIN_SECRET ?? '').length < MIN_SECRET_LENGTH || (this.env.ADMIN_SECRET ?? '').length < MIN_SECRET_LENGTH) {
       return new Response(`bridge misconfigured: set JOIN_SECRET and ADMIN_SECRET (≥ ${MIN_SECRET_LENGTH} characters) with wrangler secret put\n`, {
         status: 500,
@@ -186,7 +247,7 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];
     this.ctx.acceptWebSocket(server);
-    const peer = this.relay.open(this.socketFor(server), address);
+    const peer = this.relay.open(this.socketFor(server), address, room);
     const sid = crypto.randomUUID();
     this.bySocket.set(server, peer);
     this.sids.set(peer, sid);
@@ -258,6 +319,10 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     ws.serializeAttachment(attachment);
     if (peer.md5Keys.size > 0) this.ctx.storage.kv.put(KEYS_PREFIX + sid, [...peer.md5Keys]);
     else this.ctx.storage.kv.delete(KEYS_PREFIX + sid);
+    // A directory socket that listed its keys waits for hosts: the poll is due from now on.
+    if (peer.room === DIRECTORY_ROOM && peer.state === 'signed-in') {
+      this.scheduleBy(this.relay.clock.now() + this.relay.config.directoryPollSeconds * 1000);
+    }
   }
 
   private forget(ws: WebSocket): void {
@@ -301,12 +366,19 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     }
   }
 
-  /** Counters are flushed a second after a change (not per frame). */
+  /**
+   * Counters are saved a second after a change (not per frame), and flushed to D1 for `/metrics`
+   * every `metricsFlushSeconds` while they change: one write per busy object per period.
+   */
   private countersLater(): void {
     this.countersTimer ??= setTimeout(() => {
       this.countersTimer = null;
       this.saveCounters();
     }, 1000);
+    this.flushTimer ??= setTimeout(() => {
+      this.flushTimer = null;
+      this.flushMetrics().catch((err: unknown) => this.relay.logger.warn({ err }, 'could not flush the counters'));
+    }, this.relay.config.metricsFlushSeconds * 1000);
   }
 
   private saveCounters(): void {
@@ -333,6 +405,8 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     // From the last re-read (kept in storage), not from now: a hub woken more often than that
     // would otherwise push the re-read back at each wake-up.
     if (connected) next = Math.min(next, (this.ctx.storage.kv.get<number>(REVOCATIONS_READ) ?? now) + c.revocationPollSeconds * 1000);
+    // Directory sockets learn of hosts coming and going by this poll of the host index.
+    if (this.relay.directory.watching) next = Math.min(next, now + c.directoryPollSeconds * 1000);
     if (Number.isFinite(next)) this.scheduleBy(next);
   }
 
@@ -346,19 +420,4 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     this.alarmAt = at;
     void this.ctx.storage.setAlarm(at);
   }
-}
-
-function consoleLogger(debug: boolean): RelayLogger {
-  const line = (level: string, obj: object, msg?: string) => {
-    const fields = Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, v instanceof Error ? v.message : v]));
-    console.log(JSON.stringify({ level, msg, ...fields }));
-  };
-  return {
-    debug: (obj, msg) => {
-      if (debug) line('debug', obj, msg);
-    },
-    info: (obj, msg) => line('info', obj, msg),
-    warn: (obj, msg) => line('warn', obj, msg),
-    error: (obj, msg) => line('error', obj, msg),
-  };
 }

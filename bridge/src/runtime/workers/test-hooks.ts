@@ -7,10 +7,20 @@
  */
 import { drizzle } from 'drizzle-orm/d1';
 import type { Hono } from 'hono';
-import { authFailures, blacklist, bridgeKeys, usedJoinTokens } from '../../db/schema.ts';
+import { authFailures, blacklist, bridgeKeys, bridgeSessions, hostIndex, objectMetrics, usedJoinTokens } from '../../db/schema.ts';
 import type { RelayConfigOverrides } from '../../relay/config.ts';
 import type { BridgeEnv } from './env.ts';
 import type { RelayHub } from './relay-hub.ts';
+
+/**
+ * Under test hooks, per object name: how often an instance was constructed (a wake-up), and how many
+ * calls it made to or took from another object. Module state: the tests run in the same isolate.
+ */
+export const objectCounters = { wakeUps: new Map<string, number>(), crossObjectCalls: new Map<string, number>() };
+
+export function countFor(map: Map<string, number>, object: string): void {
+  map.set(object, (map.get(object) ?? 0) + 1);
+}
 
 /** Lets a test give each connection its own address (the blacklist is per address). */
 export const TEST_ADDRESS_HEADER = 'x-hostadm-test-address';
@@ -47,8 +57,24 @@ export function testRoutes(app: Hono<{ Bindings: BridgeEnv }>, hub: RelayHub): v
   // (one workerd, hence one D1, serves every test of a file; a host nickname is unique across it).
   app.post('/__test/forget-keys', async (c) => {
     const db = drizzle(c.env.DB);
-    await db.batch([db.delete(bridgeKeys), db.delete(usedJoinTokens), db.delete(authFailures), db.delete(blacklist)]);
+    await db.batch([
+      db.delete(bridgeKeys),
+      db.delete(usedJoinTokens),
+      db.delete(authFailures),
+      db.delete(blacklist),
+      db.delete(hostIndex),
+      db.delete(bridgeSessions),
+      db.delete(objectMetrics),
+    ]);
     return c.json({ ok: true });
+  });
+
+  // The directory objects of this scope re-read the host index now (what their alarm does every
+  // directoryPollSeconds); found through the session index, as a revocation finds objects.
+  app.post('/__test/poll-directories', async (c) => {
+    const names = await hub.sessions.objectsNamed('directory/');
+    const sockets = await Promise.all(names.map((n) => c.env.RELAY_HUB.get(c.env.RELAY_HUB.idFromName(n)).pollDirectory()));
+    return c.json({ objects: names.length, sockets: sockets.reduce((a, b) => a + b, 0) });
   });
 
   app.post('/__test/hibernate', (c) => {
