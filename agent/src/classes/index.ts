@@ -15,6 +15,7 @@ import { dispatcherImpl } from './dispatcher.ts';
 import { firewallImpl } from './firewall.ts';
 import { powerdImpl } from './powerd.ts';
 import { mousedImpl } from './moused.ts';
+import { pkgImpl } from './pkg.ts';
 
 export const classes = {
   'admin/settings': adminSettingsImpl,
@@ -29,7 +30,7 @@ export const classes = {
   'admin/firewall': firewallImpl,
   'admin/jail': null,
   'admin/moused': mousedImpl,
-  'admin/pkg': null,
+  'admin/pkg': pkgImpl,
   'admin/powerd': powerdImpl,
   'admin/snapshot': null,
   'admin/update': null,

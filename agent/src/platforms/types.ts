@@ -12,6 +12,7 @@ import type { UsersPort } from './ports/users.ts';
 import type { FirewallPort } from './ports/firewall.ts';
 import type { PowerdPort } from './ports/powerd.ts';
 import type { MousedPort } from './ports/moused.ts';
+import type { PkgPort } from './ports/pkg.ts';
 
 export type PlatformKind = 'sim' | 'linux' | 'freebsd';
 
@@ -37,6 +38,7 @@ export interface ClassPorts {
   firewall: FirewallPort;
   powerd: PowerdPort;
   moused: MousedPort;
+  pkg: PkgPort;
 }
 
 export interface Platform {
