@@ -10,6 +10,7 @@ import { linuxNetwork } from './network.ts';
 import { linuxSystemmanagerPort } from './systemmanager/index.ts';
 import { linuxFirewall } from './firewall.ts';
 import { linuxPowerd } from './powerd.ts';
+import { linuxPkg } from './pkg.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -23,8 +24,11 @@ export interface LinuxContext {
 function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
   // Left out where the host has no cpufreq (see powerd.ts), so `query` does not list it.
   const powerd = linuxPowerd(ctx);
+  // Left out where the host has no apt and dpkg (see pkg.ts).
+  const pkg = linuxPkg(ctx);
   return {
     ...(powerd ? { powerd } : {}),
+    ...(pkg ? { pkg } : {}),
     users: linuxUsers(ctx),
     services: linuxServices(ctx),
     fs: linuxFs(ctx),
