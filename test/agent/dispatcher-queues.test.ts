@@ -46,7 +46,14 @@ test("pkg_queue runs one job at a time, in FIFO order; the class event has the s
   const queued = new QueuedActions(agent.services.jobs);
   const file = join(dir, 'marks');
   const acks = ['a', 'b', 'c', 'd'].map((name) => {
-    const ack = queued.submit({ system: 'admin/pkg', action: 'pkg_test', queue: 'pkg_queue', ack: 'proc_id', owner: 'admin', plan: markerPlan(file, name) });
+    const ack = queued.submit({
+      system: 'admin/pkgdemo',
+      action: 'pkg_test',
+      queue: 'pkg_queue',
+      ack: 'proc_id',
+      owner: 'admin',
+      plan: markerPlan(file, name),
+    });
     assert.ok('proc_id' in ack);
     return ack;
   });
@@ -71,7 +78,7 @@ test("pkg_queue runs one job at a time, in FIFO order; the class event has the s
   assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n'), ['start a', 'end a', 'start b', 'end b', 'start c', 'end c', 'start d', 'end d']);
   const p = payload(last);
   assert.ok(classJobEvent.safeParse(p).success, JSON.stringify(p));
-  assert.equal(p.event_system, 'admin/pkg');
+  assert.equal(p.event_system, 'admin/pkgdemo', 'a class of its own: admin/pkg registers its job type with the agent');
   assert.equal(p.state, 'finished');
   assert.equal(p.action, 'pkg_test');
   assert.equal(p.updates_available, 'false');

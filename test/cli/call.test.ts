@@ -126,7 +126,7 @@ test('exit codes: 3 sign-in failed, 4 refused (403, 404, 400 from the host), 6 c
   const forbidden = await run(['call', 'systemmanager', 'killproc', 'pid:=412', 'signal=TERM'], { HOSTADM_USER: 'operator' });
   assert.equal(forbidden.code, 4, show(forbidden));
   assert.match(forbidden.stderr, /403 FORBIDDEN: .*needs full access/);
-  const notServed = await run(['call', 'pkg', 'list_repos']);
+  const notServed = await run(['call', 'beadm', 'listbes']);
   assert.equal(notServed.code, 4, show(notServed));
   assert.match(notServed.stderr, /404 NOT_FOUND/);
   const hostRefused = await run(['call', 'fs', 'dirlist', 'dir=/no/such/dir']);
@@ -187,7 +187,7 @@ test('help comes from the contracts: classes, actions, arguments, required or op
     if (served[`admin/${name}`]) assert.match(connected.stdout, line, name);
     else assert.doesNotMatch(connected.stdout, line, `${name} is not served but listed`);
   }
-  assert.equal(served['admin/pkg'], undefined, 'the sim host serves no pkg');
+  assert.equal(served['admin/beadm'], undefined, 'the sim host serves no beadm');
   assert.match(connected.stdout, /^ {2}users +User accounts and groups {2}\[read\/write\]$/m);
   // Without a way to sign in (no prompt for help): all classes, saying why.
   const fresh = mkdtempSync(join(tmpdir(), 'hostadm-cli-fresh-'));

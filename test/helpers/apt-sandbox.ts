@@ -47,8 +47,11 @@ export interface AptSandbox {
   readonly pid: number;
   /** Host path of the sandbox's root as the sandbox sees it (through /proc/<pid>/root): read results here. */
   readonly root: string;
-  /** Builds these packages and makes them the repository's whole content (then run `apt-get update` inside). */
-  publish(debs: readonly TestDeb[]): void;
+  /**
+   * Builds these packages and makes them the repository's whole content (then run `apt-get update`
+   * inside). With `subdir`, a second flat repository at `<repoUri>/<subdir>` instead; returns its URI.
+   */
+  publish(debs: readonly TestDeb[], subdir?: string): string;
   /** Writes a file inside the sandbox (path absolute inside it), creating directories. */
   writeFile(path: string, content: string): void;
   dispose(): Promise<void>;
@@ -139,12 +142,16 @@ export async function createAptSandbox(options: { hostname?: string } = {}): Pro
     sourcesLine,
     pid,
     root,
-    publish(debs) {
-      for (const name of readdirSync(repo)) rmSync(join(repo, name), { force: true });
+    publish(debs, subdir) {
+      if (subdir !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(subdir)) throw new Error(`bad repository directory ${subdir}`);
+      const target = subdir ? join(repo, subdir) : repo;
+      mkdirSync(target, { recursive: true });
+      for (const name of readdirSync(target)) if (/\.deb$|^Packages$|^Release$/.test(name)) rmSync(join(target, name), { force: true });
       const build = join(dir, 'build');
-      for (const deb of debs) buildDeb(build, repo, deb);
+      for (const deb of debs) buildDeb(build, target, deb);
       rmSync(build, { recursive: true, force: true });
-      writeRepoIndex(repo);
+      writeRepoIndex(target);
+      return subdir ? `file:${REPO_INSIDE}/${subdir}` : `file:${REPO_INSIDE}`;
     },
     writeFile,
     async dispose() {

@@ -118,8 +118,8 @@ test('refusals are typed: 403 and 404 from the host, 400 with every field named 
   });
 
   const admin = await clientFor(t, agent);
-  // pkg is in the contracts but not served by the sim host.
-  await assert.rejects(admin.call('admin', 'pkg', 'list_repos'), (err: unknown) => err instanceof HostadmRequestError && err.code === 404 && !err.local);
+  // beadm is in the contracts but not served by the sim host.
+  await assert.rejects(admin.call('admin', 'beadm', 'listbes'), (err: unknown) => err instanceof HostadmRequestError && err.code === 404 && !err.local);
   await assert.rejects(admin.request('admin', 'nosuchclass', { action: 'x' }), (err: unknown) => err instanceof HostadmRequestError && err.code === 404);
 
   const bad = { name: 5, comment: 'x\u0001' } as never;

@@ -17,6 +17,7 @@ import { users } from '@hostadm/shared/api/users.ts';
 import { fs } from '@hostadm/shared/api/fs.ts';
 import { services } from '@hostadm/shared/api/services.ts';
 import { systemmanager } from '@hostadm/shared/api/systemmanager.ts';
+import { pkg } from '@hostadm/shared/api/pkg.ts';
 import type { ClassContract } from '@hostadm/shared/protocol/define.ts';
 import { RecordingRunner } from '@hostadm/agent/runner/recording-runner.ts';
 import { sessionClientFor, startTestAgent } from '../helpers/agent.ts';
@@ -28,6 +29,7 @@ const values: fc.Arbitrary<string> = fc.oneof(
   fc.string({ unit: fc.constantFrom(...TRICKY), maxLength: 40 }),
   fc.string({ unit: 'grapheme', maxLength: 20 }),
   fc.stringMatching(/^[a-z_][a-z0-9_.$@-]{0,40}$/),
+  fc.stringMatching(/^-?[a-z0-9.]{1,8}\/-?[A-Za-z0-9_.+ -]{1,12}(@[a-z]{1,5})?$/),
   fc.stringMatching(/^\/[A-Za-z0-9_.+@ /:-]{0,30}$/),
   fc.stringMatching(/^(\d{1,13}|\+\d{1,7}[mhdwoyx]|\d{1,3}-([A-Za-z]{3}|\d{1,3})-\d{1,5})$/),
   fc.constantFrom('', '..', '/..', '/a/../b', '-', '-x', '0', '4294967294', '4294967295', 'root', 'a'.repeat(32), 'a'.repeat(33), '.hidden'),
@@ -73,6 +75,12 @@ const cases: Case[] = [
   { contract: systemmanager, action: 'setsysctl', field: 'value', args: (v) => ({ sysctl: 'kern.maxfiles', value: v }) },
   { contract: systemmanager, action: 'killproc', field: 'pid', args: (v) => ({ pid: v, signal: 'TERM' }) },
   { contract: systemmanager, action: 'killproc', field: 'signal', args: (v) => ({ pid: '4242', signal: v }) },
+  { contract: pkg, action: 'pkg_install', field: 'pkg_origins', args: (v) => ({ pkg_origins: v }) },
+  { contract: pkg, action: 'pkg_lock', field: 'pkg_origins[]', args: (v) => ({ pkg_origins: ['editors/vim', v] }) },
+  { contract: pkg, action: 'pkg_info', field: 'category', args: (v) => ({ category: v }) },
+  { contract: pkg, action: 'pkg_info', field: 'repo', args: (v) => ({ repo: v }) },
+  { contract: pkg, action: 'pkg_search', field: 'search_term', args: (v) => ({ search_term: v }) },
+  { contract: pkg, action: 'pkg_search', field: 'search_excludes[]', args: (v) => ({ search_term: 'vim', search_excludes: [v] }) },
 ];
 
 /**

@@ -18,6 +18,7 @@ import { mousedImpl } from './moused.ts';
 import { vmImpl } from './vm.ts';
 import { jailImpl } from './jail.ts';
 import { updateImpl } from './update.ts';
+import { pkgImpl } from './pkg.ts';
 
 export const classes = {
   'admin/settings': adminSettingsImpl,
@@ -32,7 +33,7 @@ export const classes = {
   'admin/firewall': firewallImpl,
   'admin/jail': jailImpl,
   'admin/moused': mousedImpl,
-  'admin/pkg': null,
+  'admin/pkg': pkgImpl,
   'admin/powerd': powerdImpl,
   'admin/snapshot': null,
   'admin/update': updateImpl,

@@ -15,6 +15,7 @@ import type { MousedPort } from './ports/moused.ts';
 import type { VmPort } from './ports/vm.ts';
 import type { JailPort } from './ports/jail.ts';
 import type { UpdatePort } from './ports/update.ts';
+import type { PkgPort } from './ports/pkg.ts';
 
 export type PlatformKind = 'sim' | 'linux' | 'freebsd';
 
@@ -43,6 +44,7 @@ export interface ClassPorts {
   vm: VmPort;
   jail: JailPort;
   update: UpdatePort;
+  pkg: PkgPort;
 }
 
 export interface Platform {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 
 /**
  * The one way the agent runs host commands. Argv arrays only, never a shell string: arguments come
@@ -233,13 +234,15 @@ function execute(argv: string[], options: RunOptions): Promise<RunResult> {
     }
 
     const onOutput = options.onOutput;
+    // A chunk may end inside a multi-byte character: the decoders keep the partial bytes for the next one.
+    const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
     child.stdout.on('data', (chunk: Buffer) => {
       out.push(chunk);
-      onOutput?.(chunk.toString('utf8'), 'stdout');
+      onOutput?.(decoders.stdout.write(chunk), 'stdout');
     });
     child.stderr.on('data', (chunk: Buffer) => {
       err.push(chunk);
-      onOutput?.(chunk.toString('utf8'), 'stderr');
+      onOutput?.(decoders.stderr.write(chunk), 'stderr');
     });
     if (child.pid !== undefined) options.onSpawn?.(child.pid);
     // A command that exits without reading its input makes our write fail with EPIPE; that is its

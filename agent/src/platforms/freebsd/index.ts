@@ -14,6 +14,7 @@ import { freebsdMoused } from './moused.ts';
 import { freebsdVm } from './vm.ts';
 import { freebsdJail } from './jail.ts';
 import { freebsdUpdate } from './update.ts';
+import { freebsdPkg } from './pkg.ts';
 
 /** What every FreeBSD class port is built from. All host access goes through `runner`. */
 export interface FreebsdContext {
@@ -36,6 +37,7 @@ function freebsdPorts(ctx: FreebsdContext): Partial<ClassPorts> {
     vm: freebsdVm(ctx),
     jail: freebsdJail(ctx),
     update: freebsdUpdate(ctx),
+    pkg: freebsdPkg(ctx),
   };
 }
 

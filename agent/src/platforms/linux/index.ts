@@ -15,6 +15,7 @@ import { linuxPowerd } from './powerd.ts';
 import { linuxVm } from './vm/index.ts';
 import { linuxJail } from './jail.ts';
 import { linuxUpdate } from './update.ts';
+import { linuxPkg } from './pkg.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -31,8 +32,11 @@ export interface LinuxContext {
 function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
   // Left out where the host has no cpufreq (see powerd.ts), so `query` does not list it.
   const powerd = linuxPowerd(ctx);
+  // Left out where the host has no apt and dpkg (see pkg.ts).
+  const pkg = linuxPkg(ctx);
   return {
     ...(powerd ? { powerd } : {}),
+    ...(pkg ? { pkg } : {}),
     users: linuxUsers(ctx),
     services: linuxServices(ctx),
     fs: linuxFs(ctx),

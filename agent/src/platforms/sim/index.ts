@@ -13,6 +13,7 @@ import { simMoused } from './moused.ts';
 import { simVm } from './vm.ts';
 import { simJail } from './jail.ts';
 import { simUpdate } from './update.ts';
+import { simPkg } from './pkg.ts';
 
 export interface SimPlatform extends Platform {
   readonly store: SimStore;
@@ -40,6 +41,7 @@ function simPorts(ctx: SimContext): Partial<ClassPorts> {
     vm: simVm(ctx),
     jail: simJail(ctx),
     update: simUpdate(ctx),
+    pkg: simPkg(ctx),
   };
 }
 
