@@ -15,6 +15,7 @@ import { dispatcherImpl } from './dispatcher.ts';
 import { firewallImpl } from './firewall.ts';
 import { powerdImpl } from './powerd.ts';
 import { mousedImpl } from './moused.ts';
+import { beadmImpl } from './beadm.ts';
 
 export const classes = {
   'admin/settings': adminSettingsImpl,
@@ -25,7 +26,7 @@ export const classes = {
   'admin/users': usersImpl,
   'rpc/dispatcher': dispatcherImpl,
   'admin/services': servicesImpl,
-  'admin/beadm': null,
+  'admin/beadm': beadmImpl,
   'admin/firewall': firewallImpl,
   'admin/jail': null,
   'admin/moused': mousedImpl,

@@ -12,6 +12,7 @@ import type { UsersPort } from './ports/users.ts';
 import type { FirewallPort } from './ports/firewall.ts';
 import type { PowerdPort } from './ports/powerd.ts';
 import type { MousedPort } from './ports/moused.ts';
+import type { BeadmPort } from './ports/beadm.ts';
 
 export type PlatformKind = 'sim' | 'linux' | 'freebsd';
 
@@ -37,6 +38,7 @@ export interface ClassPorts {
   firewall: FirewallPort;
   powerd: PowerdPort;
   moused: MousedPort;
+  beadm: BeadmPort;
 }
 
 export interface Platform {
@@ -47,6 +49,11 @@ export interface Platform {
   readonly limitedGroup: string;
   readonly accounts: AccountsPort;
   readonly ports: Partial<ClassPorts>;
+  /**
+   * Classes this host cannot serve, with the reason: they are left out of `query`, and each of their
+   * actions answers 501 "unsupported on this host: <reason>" instead of the 404 of a class not built.
+   */
+  readonly unavailable?: Partial<Record<keyof ClassPorts, string>>;
   /** The runner every host command goes through (argv arrays only). */
   readonly runner: CommandRunner;
   hostname(): Promise<string>;

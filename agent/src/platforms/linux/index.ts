@@ -10,6 +10,7 @@ import { linuxNetwork } from './network.ts';
 import { linuxSystemmanagerPort } from './systemmanager/index.ts';
 import { linuxFirewall } from './firewall.ts';
 import { linuxPowerd } from './powerd.ts';
+import { beadmUnavailable, linuxBeadm } from './beadm.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -23,8 +24,11 @@ export interface LinuxContext {
 function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
   // Left out where the host has no cpufreq (see powerd.ts), so `query` does not list it.
   const powerd = linuxPowerd(ctx);
+  // Only on a ZFS root with zectl; elsewhere `unavailable` says why (beadm.ts).
+  const beadm = linuxBeadm(ctx);
   return {
     ...(powerd ? { powerd } : {}),
+    ...(beadm ? { beadm } : {}),
     users: linuxUsers(ctx),
     services: linuxServices(ctx),
     fs: linuxFs(ctx),
@@ -32,6 +36,12 @@ function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
     systemmanager: linuxSystemmanagerPort(ctx),
     firewall: linuxFirewall(ctx),
   };
+}
+
+/** Classes this host cannot serve and why (left out of `query`, 501 with the reason). */
+function unavailableClasses(ctx: LinuxContext): Partial<Record<keyof ClassPorts, string>> {
+  const beadm = beadmUnavailable(ctx);
+  return beadm === null ? {} : { beadm };
 }
 
 /** The real Linux host. */
@@ -49,6 +59,7 @@ export function createLinuxPlatform(options: PlatformOptions): Platform {
     limitedGroup: 'operator',
     runner,
     ports: linuxPorts(ctx),
+    unavailable: unavailableClasses(ctx),
     accounts: {
       verifyPassword: linuxPasswordVerifier(options.pamService),
       groupsOf: (user) => groupsFromId(runner, user),
