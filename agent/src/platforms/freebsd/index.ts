@@ -11,6 +11,7 @@ import { freebsdNetwork } from './network.ts';
 import { freebsdFirewall } from './firewall.ts';
 import { freebsdPowerd } from './powerd.ts';
 import { freebsdMoused } from './moused.ts';
+import { freebsdZfs } from './zfs.ts';
 
 /** What every FreeBSD class port is built from. All host access goes through `runner`. */
 export interface FreebsdContext {
@@ -29,6 +30,7 @@ function freebsdPorts(ctx: FreebsdContext): Partial<ClassPorts> {
     firewall: freebsdFirewall(ctx),
     powerd: freebsdPowerd(ctx),
     moused: freebsdMoused(ctx),
+    zfs: freebsdZfs(ctx),
   };
 }
 

@@ -10,6 +10,7 @@ import { linuxNetwork } from './network.ts';
 import { linuxSystemmanagerPort } from './systemmanager/index.ts';
 import { linuxFirewall } from './firewall.ts';
 import { linuxPowerd } from './powerd.ts';
+import { linuxZfs } from './zfs.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -17,14 +18,18 @@ export interface LinuxContext {
   readonly procRoot: string;
   readonly sysRoot: string;
   readonly dataDir: string;
+  /** Whether zpool/zfs are installed; undefined: look for them on the standard paths. */
+  readonly zfsTools?: boolean;
 }
 
 /** One line per class that Linux serves. */
 function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
   // Left out where the host has no cpufreq (see powerd.ts), so `query` does not list it.
   const powerd = linuxPowerd(ctx);
+  const zfs = linuxZfs(ctx);
   return {
     ...(powerd ? { powerd } : {}),
+    ...(zfs ? { zfs } : {}),
     users: linuxUsers(ctx),
     services: linuxServices(ctx),
     fs: linuxFs(ctx),
@@ -42,6 +47,7 @@ export function createLinuxPlatform(options: PlatformOptions): Platform {
     procRoot: options.procRoot ?? '/proc',
     sysRoot: options.sysRoot ?? '/sys',
     dataDir: options.dataDir,
+    zfsTools: options.zfsTools,
   };
   return {
     kind: 'linux',

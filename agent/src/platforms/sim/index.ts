@@ -10,6 +10,7 @@ import { simUsers } from './users.ts';
 import { simFirewall } from './firewall.ts';
 import { simPowerd } from './powerd.ts';
 import { simMoused } from './moused.ts';
+import { simZfs } from './zfs.ts';
 
 export interface SimPlatform extends Platform {
   readonly store: SimStore;
@@ -34,6 +35,7 @@ function simPorts(ctx: SimContext): Partial<ClassPorts> {
     firewall: simFirewall(ctx),
     powerd: simPowerd(ctx),
     moused: simMoused(ctx),
+    zfs: simZfs(ctx),
   };
 }
 
