@@ -33,6 +33,7 @@ import { JobStore } from './jobs/job-store.ts';
 import { runJobType } from './jobs/run-job.ts';
 import { DEFAULT_DISPATCHER_CONFIG, type DispatcherConfig } from './jobs/types.ts';
 import type { AgentConfig, AgentServices, Clock } from './server/context.ts';
+import { Background } from './jobs/background.ts';
 
 export interface AgentOptions {
   platform: PlatformKind | 'auto';
@@ -59,6 +60,8 @@ export interface AgentOptions {
   /** Linux: read /proc and /sys from here (tests: a fake tree). */
   procRoot?: string;
   sysRoot?: string;
+  /** Linux: whether zpool/zfs are installed (default: looked for on the standard paths). */
+  zfsTools?: boolean;
   /** The classes served (default: the registry, `classes/index.ts`); tests add demonstration classes. */
   classes?: ServedClasses;
 }
@@ -85,6 +88,7 @@ export function defaultConfig(overrides: AgentOptions['config'] = {}): AgentConf
     strictReplies: false,
     maxConnectionsPerAddress: LIMITS.maxConnectionsPerAddress,
     maxSendBufferBytes: LIMITS.maxSendBufferBytes,
+    schedulerTickMs: 20_000,
     ...overrides,
     passwordChecks: {
       maxConcurrent: LIMITS.maxConcurrentPasswordChecks,
@@ -123,6 +127,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     adminGroup: options.adminGroup,
     procRoot: options.procRoot,
     sysRoot: options.sysRoot,
+    zfsTools: options.zfsTools,
   });
   const events = new EventBus();
   const dispatcherConfig = { ...DEFAULT_DISPATCHER_CONFIG, ...options.dispatcher };
@@ -144,6 +149,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     logger,
     events,
     jobs,
+    background: new Background(logger),
     hostKey: loadOrCreateHostKey(options.dataDir),
     sessions: new SessionStore(clock, config.tokenTtlSeconds),
     blacklist,
@@ -204,6 +210,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       if (closed) return;
       closed = true;
       clearInterval(auditPruneTimer);
+      services.background.close();
       await bridgeLink?.stop();
       await jobs.close();
       await ws.close();

@@ -16,6 +16,8 @@ import { firewallImpl } from './firewall.ts';
 import { powerdImpl } from './powerd.ts';
 import { mousedImpl } from './moused.ts';
 import { beadmImpl } from './beadm.ts';
+import { zfsImpl } from './zfs.ts';
+import { snapshotImpl } from './snapshot.ts';
 
 export const classes = {
   'admin/settings': adminSettingsImpl,
@@ -32,8 +34,8 @@ export const classes = {
   'admin/moused': mousedImpl,
   'admin/pkg': null,
   'admin/powerd': powerdImpl,
-  'admin/snapshot': null,
+  'admin/snapshot': snapshotImpl,
   'admin/update': null,
   'admin/vm': null,
-  'admin/zfs': null,
+  'admin/zfs': zfsImpl,
 } as const satisfies ClassRegistry;

@@ -13,6 +13,8 @@ import type { FirewallPort } from './ports/firewall.ts';
 import type { PowerdPort } from './ports/powerd.ts';
 import type { MousedPort } from './ports/moused.ts';
 import type { BeadmPort } from './ports/beadm.ts';
+import type { ZfsPort } from './ports/zfs.ts';
+import type { ReplicationEngine } from './ports/replication.ts';
 
 export type PlatformKind = 'sim' | 'linux' | 'freebsd';
 
@@ -39,6 +41,10 @@ export interface ClassPorts {
   powerd: PowerdPort;
   moused: MousedPort;
   beadm: BeadmPort;
+  /** `zfs`, and the ZFS side of `snapshot`. */
+  zfs: ZfsPort;
+  /** The replication engine of `snapshot` (ports/replication.ts). */
+  replication: ReplicationEngine;
 }
 
 export interface Platform {
@@ -73,6 +79,8 @@ export interface PlatformOptions {
   simPassword?: string;
   /** Linux/FreeBSD: override the full-access group. */
   adminGroup?: string;
+  /** Linux: whether zpool/zfs are installed (default: looked for on the standard paths; tests in a namespace say so). */
+  zfsTools?: boolean;
   /** Linux: the PAM service password sign-in checks against (default `login`). */
   pamService?: string;
 }

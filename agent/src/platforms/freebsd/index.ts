@@ -12,6 +12,7 @@ import { freebsdFirewall } from './firewall.ts';
 import { freebsdPowerd } from './powerd.ts';
 import { freebsdMoused } from './moused.ts';
 import { freebsdBeadm } from './beadm.ts';
+import { freebsdZfs } from './zfs.ts';
 
 /** What every FreeBSD class port is built from. All host access goes through `runner`. */
 export interface FreebsdContext {
@@ -31,6 +32,7 @@ function freebsdPorts(ctx: FreebsdContext): Partial<ClassPorts> {
     powerd: freebsdPowerd(ctx),
     moused: freebsdMoused(ctx),
     beadm: freebsdBeadm(ctx),
+    zfs: freebsdZfs(ctx),
   };
 }
 

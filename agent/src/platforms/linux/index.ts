@@ -11,6 +11,7 @@ import { linuxSystemmanagerPort } from './systemmanager/index.ts';
 import { linuxFirewall } from './firewall.ts';
 import { linuxPowerd } from './powerd.ts';
 import { beadmUnavailable, linuxBeadm } from './beadm.ts';
+import { linuxZfs } from './zfs.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -18,6 +19,8 @@ export interface LinuxContext {
   readonly procRoot: string;
   readonly sysRoot: string;
   readonly dataDir: string;
+  /** Whether zpool/zfs are installed; undefined: look for them on the standard paths. */
+  readonly zfsTools?: boolean;
 }
 
 /** One line per class that Linux serves. */
@@ -26,9 +29,11 @@ function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
   const powerd = linuxPowerd(ctx);
   // Only on a ZFS root with zectl; elsewhere `unavailable` says why (beadm.ts).
   const beadm = linuxBeadm(ctx);
+  const zfs = linuxZfs(ctx);
   return {
     ...(powerd ? { powerd } : {}),
     ...(beadm ? { beadm } : {}),
+    ...(zfs ? { zfs } : {}),
     users: linuxUsers(ctx),
     services: linuxServices(ctx),
     fs: linuxFs(ctx),
@@ -52,6 +57,7 @@ export function createLinuxPlatform(options: PlatformOptions): Platform {
     procRoot: options.procRoot ?? '/proc',
     sysRoot: options.sysRoot ?? '/sys',
     dataDir: options.dataDir,
+    zfsTools: options.zfsTools,
   };
   return {
     kind: 'linux',

@@ -11,6 +11,7 @@ import { simFirewall } from './firewall.ts';
 import { simPowerd } from './powerd.ts';
 import { simMoused } from './moused.ts';
 import { simBeadm } from './beadm.ts';
+import { simZfs } from './zfs.ts';
 
 export interface SimPlatform extends Platform {
   readonly store: SimStore;
@@ -36,6 +37,7 @@ function simPorts(ctx: SimContext): Partial<ClassPorts> {
     powerd: simPowerd(ctx),
     moused: simMoused(ctx),
     beadm: simBeadm(ctx),
+    zfs: simZfs(ctx),
   };
 }
 
