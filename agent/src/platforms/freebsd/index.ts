@@ -13,6 +13,7 @@ import { freebsdPowerd } from './powerd.ts';
 import { freebsdMoused } from './moused.ts';
 import { freebsdBeadm } from './beadm.ts';
 import { freebsdZfs } from './zfs.ts';
+import { zfsReplication } from '../common/zfs-replication.ts';
 
 /** What every FreeBSD class port is built from. All host access goes through `runner`. */
 export interface FreebsdContext {
@@ -33,6 +34,7 @@ function freebsdPorts(ctx: FreebsdContext): Partial<ClassPorts> {
     moused: freebsdMoused(ctx),
     beadm: freebsdBeadm(ctx),
     zfs: freebsdZfs(ctx),
+    replication: zfsReplication({ runner: ctx.runner, dataDir: ctx.dataDir }),
   };
 }
 

@@ -12,6 +12,7 @@ import { linuxFirewall } from './firewall.ts';
 import { linuxPowerd } from './powerd.ts';
 import { beadmUnavailable, linuxBeadm } from './beadm.ts';
 import { linuxZfs } from './zfs.ts';
+import { zfsReplication } from '../common/zfs-replication.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -33,7 +34,8 @@ function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
   return {
     ...(powerd ? { powerd } : {}),
     ...(beadm ? { beadm } : {}),
-    ...(zfs ? { zfs } : {}),
+    // Replication goes wherever ZFS is: it needs only the zfs command line and ssh.
+    ...(zfs ? { zfs, replication: zfsReplication({ runner: ctx.runner, dataDir: ctx.dataDir }) } : {}),
     users: linuxUsers(ctx),
     services: linuxServices(ctx),
     fs: linuxFs(ctx),

@@ -12,6 +12,7 @@ import { simPowerd } from './powerd.ts';
 import { simMoused } from './moused.ts';
 import { simBeadm } from './beadm.ts';
 import { simZfs } from './zfs.ts';
+import { simReplication } from './replication.ts';
 
 export interface SimPlatform extends Platform {
   readonly store: SimStore;
@@ -38,6 +39,7 @@ function simPorts(ctx: SimContext): Partial<ClassPorts> {
     moused: simMoused(ctx),
     beadm: simBeadm(ctx),
     zfs: simZfs(ctx),
+    replication: simReplication(ctx),
   };
 }
 
