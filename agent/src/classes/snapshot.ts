@@ -79,6 +79,7 @@ export const snapshotImpl = implementClass(snapshot, (services) => {
       return { removesnap: { dataset, snap } };
     },
     addreplication: async (args, ctx) => {
+      const replication = requireEngine();
       const key = taskKey(args.dataset, args.host);
       if (records.tasks.get(key)) throw new HostadmError('CONFLICT', `replication task ${key} already exists; remove it first`);
       if (!(await zfs.datasetExists(args.dataset))) throw notFound(`dataset ${args.dataset} does not exist`);
@@ -93,7 +94,7 @@ export const snapshotImpl = implementClass(snapshot, (services) => {
         owner: ctx.session.user,
       };
       // The password goes to the engine once, to install the key; it is stored nowhere.
-      await requireEngine().install(engineTask(task), args.password, undefined);
+      await replication.install(engineTask(task), args.password);
       records.tasks.put(key, task, now());
       const { frequency, host, user } = task;
       return { addreplication: { frequency, host, ldataset: task.dataset, port: String(task.port), rdataset: task.remoteDataset, user } };

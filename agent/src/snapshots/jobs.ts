@@ -139,7 +139,8 @@ export class SnapshotJobs {
     }
     this.tell(owner, 'snapshot', PRIORITY.info, `creating snapshot ${p.pool}@${p.snap}`);
     // Only snapshots the schedule took (hostadm:auto=on) of the pool's root count and go: never a user's.
-    const autos = (await zfs.snapshots(p.pool)).filter((s) => s.auto && s.dataset === p.pool);
+    // Oldest first by name: `auto-<UTC time>` sorts by time, where creation times tie within a second.
+    const autos = (await zfs.snapshots(p.pool)).filter((s) => s.auto && s.dataset === p.pool).sort((a, b) => a.snap.localeCompare(b.snap));
     const excess = autos.slice(0, Math.max(0, autos.length - p.keep));
     for (const old of excess) {
       await zfs.destroySnapshot(old.dataset, old.snap, { recursive: p.recursive });

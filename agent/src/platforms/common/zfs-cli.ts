@@ -39,14 +39,18 @@ function zfsOver(run: Run, quirks: ToolQuirks): ZfsPort {
   /** `<tool> list -H [-p] -o <columns> <rest>`, retried without what the tool refuses. */
   async function list(tool: 'zpool' | 'zfs', columns: readonly string[], rest: readonly string[], what: string): Promise<string> {
     for (let attempt = 0; attempt <= columns.length + 1; attempt++) {
+      // What this attempt asks for (another listing may learn a quirk meanwhile).
       const asked = columns.filter((c) => !quirks.missing[tool].has(c));
-      const result = await run([tool, 'list', '-H', ...(quirks.parsable[tool] ? ['-p'] : []), '-o', asked.join(','), ...rest]);
+      const parsable = quirks.parsable[tool];
+      const result = await run([tool, 'list', '-H', ...(parsable ? ['-p'] : []), '-o', asked.join(','), ...rest]);
       if (result.code === 0) return result.stdout;
-      if (quirks.parsable[tool] && refusedParsable(result.stderr)) {
+      // Where the complaint lands differs between versions (and usage goes with it): read both streams.
+      const said = `${result.stderr}\n${result.stdout}`;
+      if (parsable && refusedParsable(said)) {
         quirks.parsable[tool] = false;
         continue;
       }
-      const column = refusedColumn(result.stderr);
+      const column = refusedColumn(said);
       if (column !== null && column !== 'name' && asked.includes(column)) {
         quirks.missing[tool].add(column);
         continue;
