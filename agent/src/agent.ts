@@ -34,6 +34,7 @@ import { JobStore } from './jobs/job-store.ts';
 import { runJobType } from './jobs/run-job.ts';
 import { DEFAULT_DISPATCHER_CONFIG, type DispatcherConfig } from './jobs/types.ts';
 import type { AgentConfig, AgentServices, Clock } from './server/context.ts';
+import { Background } from './jobs/background.ts';
 
 export interface AgentOptions {
   platform: PlatformKind | 'auto';
@@ -65,6 +66,8 @@ export interface AgentOptions {
   /** Linux: where jails live (default `<data>/jails`), and the cgroup tree their limits go in. */
   jailRoot?: string;
   cgroupRoot?: string;
+  /** Linux: whether zpool/zfs are installed (default: looked for on the standard paths). */
+  zfsTools?: boolean;
   /** The classes served (default: the registry, `classes/index.ts`); tests add demonstration classes. */
   classes?: ServedClasses;
 }
@@ -91,6 +94,7 @@ export function defaultConfig(overrides: AgentOptions['config'] = {}): AgentConf
     strictReplies: false,
     maxConnectionsPerAddress: LIMITS.maxConnectionsPerAddress,
     maxSendBufferBytes: LIMITS.maxSendBufferBytes,
+    schedulerTickMs: 20_000,
     ...overrides,
     passwordChecks: {
       maxConcurrent: LIMITS.maxConcurrentPasswordChecks,
@@ -132,6 +136,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     maxIsoBytes: options.maxIsoBytes,
     jailRoot: options.jailRoot,
     cgroupRoot: options.cgroupRoot,
+    zfsTools: options.zfsTools,
   });
   const events = new EventBus();
   const dispatcherConfig = { ...DEFAULT_DISPATCHER_CONFIG, ...options.dispatcher };
@@ -153,6 +158,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     logger,
     events,
     jobs,
+    background: new Background(logger),
     hostKey: loadOrCreateHostKey(options.dataDir),
     sessions: new SessionStore(clock, config.tokenTtlSeconds),
     blacklist,
@@ -215,6 +221,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       if (closed) return;
       closed = true;
       clearInterval(auditPruneTimer);
+      services.background.close();
       await bridgeLink?.stop();
       await jobs.close();
       await ws.close();

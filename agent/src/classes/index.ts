@@ -19,6 +19,9 @@ import { vmImpl } from './vm.ts';
 import { jailImpl } from './jail.ts';
 import { updateImpl } from './update.ts';
 import { pkgImpl } from './pkg.ts';
+import { beadmImpl } from './beadm.ts';
+import { zfsImpl } from './zfs.ts';
+import { snapshotImpl } from './snapshot.ts';
 
 export const classes = {
   'admin/settings': adminSettingsImpl,
@@ -29,14 +32,14 @@ export const classes = {
   'admin/users': usersImpl,
   'rpc/dispatcher': dispatcherImpl,
   'admin/services': servicesImpl,
-  'admin/beadm': null,
+  'admin/beadm': beadmImpl,
   'admin/firewall': firewallImpl,
   'admin/jail': jailImpl,
   'admin/moused': mousedImpl,
   'admin/pkg': pkgImpl,
   'admin/powerd': powerdImpl,
-  'admin/snapshot': null,
+  'admin/snapshot': snapshotImpl,
   'admin/update': updateImpl,
   'admin/vm': vmImpl,
-  'admin/zfs': null,
+  'admin/zfs': zfsImpl,
 } as const satisfies ClassRegistry;

@@ -16,6 +16,9 @@ import type { VmPort } from './ports/vm.ts';
 import type { JailPort } from './ports/jail.ts';
 import type { UpdatePort } from './ports/update.ts';
 import type { PkgPort } from './ports/pkg.ts';
+import type { BeadmPort } from './ports/beadm.ts';
+import type { ZfsPort } from './ports/zfs.ts';
+import type { ReplicationEngine } from './ports/replication.ts';
 
 export type PlatformKind = 'sim' | 'linux' | 'freebsd';
 
@@ -45,6 +48,11 @@ export interface ClassPorts {
   jail: JailPort;
   update: UpdatePort;
   pkg: PkgPort;
+  beadm: BeadmPort;
+  /** `zfs`, and the ZFS side of `snapshot`. */
+  zfs: ZfsPort;
+  /** The replication engine of `snapshot` (ports/replication.ts). */
+  replication: ReplicationEngine;
 }
 
 export interface Platform {
@@ -55,6 +63,11 @@ export interface Platform {
   readonly limitedGroup: string;
   readonly accounts: AccountsPort;
   readonly ports: Partial<ClassPorts>;
+  /**
+   * Classes this host cannot serve, with the reason: they are left out of `query`, and each of their
+   * actions answers 501 "unsupported on this host: <reason>" instead of the 404 of a class not built.
+   */
+  readonly unavailable?: Partial<Record<keyof ClassPorts, string>>;
   /** The runner every host command goes through (argv arrays only). */
   readonly runner: CommandRunner;
   hostname(): Promise<string>;
@@ -78,6 +91,8 @@ export interface PlatformOptions {
   simPassword?: string;
   /** Linux/FreeBSD: override the full-access group. */
   adminGroup?: string;
+  /** Linux: whether zpool/zfs are installed (default: looked for on the standard paths; tests in a namespace say so). */
+  zfsTools?: boolean;
   /** Linux: the PAM service password sign-in checks against (default `login`). */
   pamService?: string;
   /** Linux/FreeBSD: the largest ISO image `vm fetchiso` downloads (default 16 GiB). */

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
+import { runPipeline, type PipeOptions, type PipeResult } from './pipeline.ts';
 
 /**
  * The one way the agent runs host commands. Argv arrays only, never a shell string: arguments come
@@ -42,6 +43,11 @@ export interface RunResult {
 
 export interface CommandRunner {
   run(argv: readonly string[], options?: RunOptions): Promise<RunResult>;
+  /**
+   * `producer | consumer` as two processes joined by the agent (pipeline.ts), both under the runner's
+   * prefix. Runners that replay canned output (tests) leave it out.
+   */
+  pipe?(producer: readonly string[], consumer: readonly string[], options?: PipeOptions): Promise<PipeResult>;
 }
 
 export interface RunnerConfig {
@@ -113,6 +119,9 @@ export function createRunner(config: RunnerConfig = {}): CommandRunner {
       validateArgv(argv);
       options.signal?.throwIfAborted();
       return execute([...prefix, ...argv], options);
+    },
+    async pipe(producer, consumer, options = {}) {
+      return runPipeline([...prefix, ...producer], [...prefix, ...consumer], options);
     },
   };
 }

@@ -11,6 +11,7 @@ import type { SslChallenges } from './ssl-auth.ts';
 import type { KeyRegistry } from './keys.ts';
 import type { Dispatcher } from '../jobs/dispatcher.ts';
 import type { HostKey } from './host-key.ts';
+import type { Background } from '../jobs/background.ts';
 
 export type Transport = 'websocket' | 'rest' | 'bridge';
 
@@ -59,6 +60,8 @@ export interface AgentConfig {
   maxSendBufferBytes: number;
   /** How long and how much of the audit log is kept (server/audit.ts). */
   audit: AuditRetention;
+  /** How often the snapshot scheduler looks at the clock for schedules that have fallen due. */
+  schedulerTickMs: number;
 }
 
 export interface Clock {
@@ -81,6 +84,8 @@ export interface AgentServices {
   readonly jobs: Dispatcher;
   readonly hostKey: HostKey;
   readonly logger: Logger;
+  /** Timers of classes that work on their own (schedules); stopped when the agent stops. */
+  readonly background: Background;
 }
 
 export interface RequestContext {

@@ -4,7 +4,7 @@
  * knows whether a request came over WebSocket, REST or a bridge.
  */
 import { requestEnvelopeSchema, errorEnvelope, responseEnvelope, type ReplyEnvelope } from '@hostadm/shared/protocol/envelope.ts';
-import { badRequest, HostadmError, notFound, toHostadmError, unauthorized } from '@hostadm/shared/protocol/errors.ts';
+import { badRequest, HostadmError, notFound, toHostadmError, unauthorized, unsupported } from '@hostadm/shared/protocol/errors.ts';
 import { jsonNestingExceeds } from '@hostadm/shared/protocol/json-depth.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import { adminClasses, rpcClasses, eventOperations } from '@hostadm/shared/api/index.ts';
@@ -130,7 +130,11 @@ export class Pipeline {
     const served = this.served.get(`${target.namespace}/${target.name}`);
     const contract = served?.contract ?? lookupContract(target.namespace, target.name);
     if (!contract) throw notFound(`unknown class ${label}`);
-    if (!served) throw notFound(`${label} is not available on this host (platform ${services.platform.kind})`);
+    if (!served) {
+      const reason = services.platform.unavailable?.[target.name as keyof typeof services.platform.unavailable];
+      if (reason) throw unsupported(`${label} is unsupported on this host: ${reason}`);
+      throw notFound(`${label} is not available on this host (platform ${services.platform.kind})`);
+    }
 
     if (req.args !== null && typeof req.args === 'object' && 'action' in req.args && typeof req.args.action === 'string') {
       noteAction(req.args.action);

@@ -131,3 +131,21 @@ export const jobs = sqliteTable(
   },
   (t) => [index('jobs_state_queue_seq').on(t.state, t.queue, t.seq)],
 );
+
+/**
+ * Records a class keeps for itself, as JSON validated by the class's own schema on every read:
+ * `snapshot` keeps its schedules, replication tasks and settings here (agent/src/snapshots/records.ts).
+ * One table for all such classes, so a class needs no migration of its own.
+ */
+export const classRecords = sqliteTable(
+  'class_records',
+  {
+    /** The owning class and the kind of record (`snapshot`, `schedule`). */
+    owner: text('owner').notNull(),
+    kind: text('kind').notNull(),
+    key: text('key').notNull(),
+    value: text('value').notNull(),
+    updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [uniqueIndex('class_records_key').on(t.owner, t.kind, t.key)],
+);

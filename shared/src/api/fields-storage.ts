@@ -91,3 +91,46 @@ export const isPropValue = (v: string) => v.length <= 1024 && PROP_VALUE.test(v)
 
 /** An hour `0`..`23` (one or two digits). */
 export const HOUR = '([01]?[0-9]|2[0-3])';
+
+/**
+ * ZFS names (OpenZFS `zfs_namecheck.c`, `zpool_name_valid`), a little stricter so that every name is
+ * one safe argv element: components of letters, digits and `_ - : .` (ZFS also allows a space; we
+ * do not), none empty, none starting with `-` or `.` (so neither `.` nor `..`), whole names at most
+ * 255 characters (ZFS_MAX_DATASET_NAME_LEN less the NUL), snapshot names counted with their dataset.
+ */
+export const ZFS_NAME_MAX = 255;
+const ZFS_COMPONENT = '[A-Za-z0-9_][A-Za-z0-9_.:-]*';
+const RESERVED_POOL = /^(mirror|raidz|draid|spare|log$|c[0-9])/;
+
+/** A pool name: starts with a letter; `mirror…`, `raidz…`, `draid…`, `spare…`, `log` and `c<digit>…` are reserved. */
+export const zfsPoolName = (description: string) =>
+  z
+    .string()
+    .min(1, 'must not be empty')
+    .max(ZFS_NAME_MAX, `must be at most ${ZFS_NAME_MAX} characters`)
+    .regex(/^[A-Za-z][A-Za-z0-9_.:-]*$/, 'must start with a letter and hold only letters, digits and _ - : .')
+    .refine((name) => !RESERVED_POOL.test(name), 'is a name ZFS reserves (mirror, raidz, draid, spare, log, c<digit>...)')
+    .describe(description);
+
+/** A filesystem or volume: `pool` or `pool/a/b`, the pool part a valid pool name. */
+export const zfsDatasetName = (description: string) =>
+  z
+    .string()
+    .min(1, 'must not be empty')
+    .max(ZFS_NAME_MAX, `must be at most ${ZFS_NAME_MAX} characters`)
+    .regex(new RegExp(`^[A-Za-z][A-Za-z0-9_.:-]*(/${ZFS_COMPONENT})*$`), 'must be a dataset path like pool/a/b (letters, digits, _ - : . in each part)')
+    .refine((name) => !RESERVED_POOL.test(name.split('/')[0] ?? ''), 'starts with a pool name ZFS reserves')
+    .describe(description);
+
+/** The part of a snapshot name after `@`. */
+export const zfsSnapName = (description: string) =>
+  z
+    .string()
+    .min(1, 'must not be empty')
+    .max(ZFS_NAME_MAX - 2, `must be at most ${ZFS_NAME_MAX - 2} characters`)
+    .regex(new RegExp(`^${ZFS_COMPONENT}$`), 'may hold only letters, digits and _ - : . and must not start with - or .')
+    .describe(description);
+
+/** `dataset@snap` fits ZFS's name length. */
+export const snapshotFits = (a: { dataset: string; snap: string }) => a.dataset.length + 1 + a.snap.length <= ZFS_NAME_MAX;
+export const SNAPSHOT_TOO_LONG = { message: `dataset@snap must be at most ${ZFS_NAME_MAX} characters`, path: ['snap'] };

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { defineClass, action } from '../protocol/define.ts';
-import { boolArg, datasetName, keyedBy, noArgs, numericString, safeName, str } from './fields.ts';
-import { HOUR, componentName, hostArg, portArg, safePhrase } from './fields-storage.ts';
+import { boolArg, keyedBy, noArgs, numericString, safeName, str } from './fields.ts';
+import { HOUR, SNAPSHOT_TOO_LONG, hostArg, portArg, safePhrase, snapshotFits, zfsDatasetName, zfsPoolName, zfsSnapName } from './fields-storage.ts';
 
-const poolName = safeName('ZFS pool name');
-const dataset = datasetName('Local dataset, `pool/a/b`');
-const snapName = componentName('Snapshot name (the part after `@`)');
+const poolName = zfsPoolName('ZFS pool name');
+const dataset = zfsDatasetName('Local dataset, `pool/a/b`');
+const snapName = zfsSnapName('Snapshot name (the part after `@`)');
 const replHost = hostArg('Remote host name or address');
 
 const SNAP_FREQUENCY = new RegExp(`^(daily@${HOUR}|hourly|30min|10min|5min|none)$`);
@@ -63,14 +63,19 @@ export const snapshot = defineClass({
     }),
     cronsnap: action({
       description: 'Schedule automatic snapshots of a pool (`frequency: none` disables them)',
-      args: z.strictObject({
-        pool: poolName,
-        keep: numericString('Number of snapshots to keep'),
-        frequency: z
-          .string()
-          .regex(SNAP_FREQUENCY, 'must be daily@<hour>, hourly, 30min, 10min, 5min or none')
-          .describe('`daily@XX` (XX = hour 0-23), `hourly`, `30min`, `10min`, `5min`, or `none` (disables)'),
-      }),
+      args: z
+        .strictObject({
+          pool: poolName,
+          keep: numericString('Number of automatic snapshots to keep (at least 1 unless `frequency` is `none`)').refine(
+            (k) => Number(k) <= 100000,
+            'must be at most 100000',
+          ),
+          frequency: z
+            .string()
+            .regex(SNAP_FREQUENCY, 'must be daily@<hour>, hourly, 30min, 10min, 5min or none')
+            .describe('`daily@XX` (XX = hour 0-23), `hourly`, `30min`, `10min`, `5min`, or `none` (disables)'),
+        })
+        .refine((a) => a.frequency === 'none' || Number(a.keep) >= 1, { message: 'must be at least 1', path: ['keep'] }),
       reply: z.object({
         cronsnap: z.object({ frequency: str('Frequency'), keep: str('Snapshots kept'), pool: str('Pool') }).describe('The schedule'),
       }),
@@ -90,11 +95,13 @@ export const snapshot = defineClass({
     }),
     createsnap: action({
       description: 'Create a snapshot of a dataset',
-      args: z.strictObject({
-        dataset,
-        snap: snapName,
-        comment: safePhrase('Comment stored with the snapshot').optional(),
-      }),
+      args: z
+        .strictObject({
+          dataset,
+          snap: snapName,
+          comment: safePhrase('Comment stored with the snapshot (as the ZFS user property `hostadm:comment`)').optional(),
+        })
+        .refine(snapshotFits, SNAPSHOT_TOO_LONG),
       reply: z.object({
         createsnap: z
           .object({
@@ -115,14 +122,14 @@ export const snapshot = defineClass({
       access: 'read',
     }),
     revertsnap: action({
-      description: 'Roll a dataset back to a snapshot (all changes since the snapshot are lost)',
-      args: z.strictObject({ dataset, snap: snapName }),
+      description: 'Roll a dataset back to a snapshot (all changes since the snapshot are lost, newer snapshots of the dataset too)',
+      args: z.strictObject({ dataset, snap: snapName }).refine(snapshotFits, SNAPSHOT_TOO_LONG),
       reply: z.object({ revertsnap: datasetSnap('The rollback') }),
       access: 'write',
     }),
     removesnap: action({
       description: 'Destroy a snapshot',
-      args: z.strictObject({ dataset, snap: snapName }),
+      args: z.strictObject({ dataset, snap: snapName }).refine(snapshotFits, SNAPSHOT_TOO_LONG),
       reply: z.object({ removesnap: datasetSnap('The removed snapshot') }),
       access: 'write',
     }),
@@ -139,7 +146,7 @@ export const snapshot = defineClass({
           .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
           .describe("Remote user's password; passed in the environment, never as an argument, and not echoed"),
         dataset,
-        remotedataset: datasetName('Dataset on the remote host'),
+        remotedataset: zfsDatasetName('Dataset on the remote host'),
         frequency: z
           .string()
           .regex(REPL_FREQUENCY, 'must be an hour (0-23), sync, hour, 30min, 10min or manual')

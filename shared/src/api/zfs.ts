@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineClass, action } from '../protocol/define.ts';
-import { keyedBy, noArgs, safeName, str } from './fields.ts';
+import { keyedBy, noArgs, str } from './fields.ts';
+import { zfsPoolName } from './fields-storage.ts';
 
 export const poolRecord = z
   .object({
@@ -39,7 +40,7 @@ export const zfs = defineClass({
     }),
     datasets: action({
       description: 'List the datasets of a pool',
-      args: z.strictObject({ zpool: safeName('Pool name') }),
+      args: z.strictObject({ zpool: zfsPoolName('Pool name') }),
       reply: z.object({ datasets: keyedBy('Dataset path', datasetRecord, 'Dataset records keyed by dataset path') }),
       access: 'read',
     }),

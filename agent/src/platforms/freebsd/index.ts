@@ -15,6 +15,9 @@ import { freebsdVm } from './vm.ts';
 import { freebsdJail } from './jail.ts';
 import { freebsdUpdate } from './update.ts';
 import { freebsdPkg } from './pkg.ts';
+import { freebsdBeadm } from './beadm.ts';
+import { freebsdZfs } from './zfs.ts';
+import { zfsReplication } from '../common/zfs-replication.ts';
 
 /** What every FreeBSD class port is built from. All host access goes through `runner`. */
 export interface FreebsdContext {
@@ -38,6 +41,9 @@ function freebsdPorts(ctx: FreebsdContext): Partial<ClassPorts> {
     jail: freebsdJail(ctx),
     update: freebsdUpdate(ctx),
     pkg: freebsdPkg(ctx),
+    beadm: freebsdBeadm(ctx),
+    zfs: freebsdZfs(ctx),
+    replication: zfsReplication({ runner: ctx.runner, dataDir: ctx.dataDir }),
   };
 }
 

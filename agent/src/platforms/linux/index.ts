@@ -16,6 +16,9 @@ import { linuxVm } from './vm/index.ts';
 import { linuxJail } from './jail.ts';
 import { linuxUpdate } from './update.ts';
 import { linuxPkg } from './pkg.ts';
+import { beadmUnavailable, linuxBeadm } from './beadm.ts';
+import { linuxZfs } from './zfs.ts';
+import { zfsReplication } from '../common/zfs-replication.ts';
 
 /** What every Linux class port is built from. All host access goes through `runner` or the roots. */
 export interface LinuxContext {
@@ -26,6 +29,8 @@ export interface LinuxContext {
   readonly maxIsoBytes?: number;
   readonly jailRoot: string;
   readonly cgroupRoot: string;
+  /** Whether zpool/zfs are installed; undefined: look for them on the standard paths. */
+  readonly zfsTools?: boolean;
 }
 
 /** One line per class that Linux serves. */
@@ -34,9 +39,15 @@ function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
   const powerd = linuxPowerd(ctx);
   // Left out where the host has no apt and dpkg (see pkg.ts).
   const pkg = linuxPkg(ctx);
+  // Only on a ZFS root with zectl; elsewhere `unavailable` says why (beadm.ts).
+  const beadm = linuxBeadm(ctx);
+  const zfs = linuxZfs(ctx);
   return {
     ...(powerd ? { powerd } : {}),
     ...(pkg ? { pkg } : {}),
+    ...(beadm ? { beadm } : {}),
+    // Replication goes wherever ZFS is: it needs only the zfs command line and ssh.
+    ...(zfs ? { zfs, replication: zfsReplication({ runner: ctx.runner, dataDir: ctx.dataDir }) } : {}),
     users: linuxUsers(ctx),
     services: linuxServices(ctx),
     fs: linuxFs(ctx),
@@ -50,6 +61,12 @@ function linuxPorts(ctx: LinuxContext): Partial<ClassPorts> {
   };
 }
 
+/** Classes this host cannot serve and why (left out of `query`, 501 with the reason). */
+function unavailableClasses(ctx: LinuxContext): Partial<Record<keyof ClassPorts, string>> {
+  const beadm = beadmUnavailable(ctx);
+  return beadm === null ? {} : { beadm };
+}
+
 /** The real Linux host. */
 export function createLinuxPlatform(options: PlatformOptions): Platform {
   const runner = options.runner;
@@ -61,6 +78,7 @@ export function createLinuxPlatform(options: PlatformOptions): Platform {
     ...(options.maxIsoBytes ? { maxIsoBytes: options.maxIsoBytes } : {}),
     jailRoot: resolve(options.jailRoot ?? join(options.dataDir, 'jails')),
     cgroupRoot: options.cgroupRoot ?? '/sys/fs/cgroup',
+    zfsTools: options.zfsTools,
   };
   return {
     kind: 'linux',
@@ -68,6 +86,7 @@ export function createLinuxPlatform(options: PlatformOptions): Platform {
     limitedGroup: 'operator',
     runner,
     ports: linuxPorts(ctx),
+    unavailable: unavailableClasses(ctx),
     accounts: {
       verifyPassword: linuxPasswordVerifier(options.pamService),
       groupsOf: (user) => groupsFromId(runner, user),

@@ -14,6 +14,9 @@ import { simVm } from './vm.ts';
 import { simJail } from './jail.ts';
 import { simUpdate } from './update.ts';
 import { simPkg } from './pkg.ts';
+import { simBeadm } from './beadm.ts';
+import { simZfs } from './zfs.ts';
+import { simReplication } from './replication.ts';
 
 export interface SimPlatform extends Platform {
   readonly store: SimStore;
@@ -42,6 +45,9 @@ function simPorts(ctx: SimContext): Partial<ClassPorts> {
     jail: simJail(ctx),
     update: simUpdate(ctx),
     pkg: simPkg(ctx),
+    beadm: simBeadm(ctx),
+    zfs: simZfs(ctx),
+    replication: simReplication(ctx),
   };
 }
 
