@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ErrorArgs } from '@hostadm/shared/protocol/errors.ts';
 import { rest, SIM_PASSWORD, type Envelope, agentFor, clientFor } from '../helpers/agent.ts';
+import { classes } from '@hostadm/agent/classes/index.ts';
 import { ed25519Key, signatureProof } from '../helpers/keys.ts';
 
 const ADMIN: [string, string] = ['admin', SIM_PASSWORD];
@@ -56,7 +57,7 @@ test('an unknown class is 404 over WebSocket (id and namespace echoed) and over 
 });
 
 test('a class the contract defines but the sim host does not serve is 404 "not available"', async (t) => {
-  const agent = await agentFor(t);
+  const agent = await agentFor(t, { classes: { ...classes, 'admin/zfs': null } });
   const client = await clientFor(t, agent, 'admin');
 
   const args = errorOf(await client.call('zfs', 'list_pools'), { namespace: 'admin', code: 404 });
