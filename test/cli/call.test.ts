@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api } from '@hostadm/shared/api/index.ts';
 import { users } from '@hostadm/shared/api/users.ts';
+import { classes } from '@hostadm/agent/classes/index.ts';
 import { cliSetup, json, runCli, show } from './cli-support.ts';
 
 test('call prints the reply as one JSON document', async (t) => {
@@ -115,7 +116,8 @@ test('arguments that break the contract are refused before connecting (exit 2), 
 });
 
 test('exit codes: 3 sign-in failed, 4 refused (403, 404, 400 from the host), 6 connection failure', async (t) => {
-  const { run } = await cliSetup(t);
+  // A host that leaves beadm out (as a Linux host without a ZFS root does): in the contracts, not served.
+  const { run } = await cliSetup(t, { classes: { ...classes, 'admin/beadm': null } });
   const wrong = await run(['call', 'users', 'usershow'], { HOSTADM_PASSWORD: 'wrong' });
   assert.equal(wrong.code, 3, show(wrong));
   assert.match(wrong.stderr, /401/);
@@ -165,7 +167,7 @@ test('exit code 5: the host failed (500)', async (t) => {
 });
 
 test('help comes from the contracts: classes, actions, arguments, required or optional', async (t) => {
-  const { run } = await cliSetup(t);
+  const { run } = await cliSetup(t, { classes: { ...classes, 'admin/beadm': null } });
   // No connection configured: every class in the contracts, saying so.
   const overview = await run(['call', '--help'], { HOSTADM_URL: undefined });
   assert.equal(overview.code, 0, show(overview));
@@ -187,7 +189,7 @@ test('help comes from the contracts: classes, actions, arguments, required or op
     if (served[`admin/${name}`]) assert.match(connected.stdout, line, name);
     else assert.doesNotMatch(connected.stdout, line, `${name} is not served but listed`);
   }
-  assert.equal(served['admin/beadm'], undefined, 'the sim host serves no beadm');
+  assert.equal(served['admin/beadm'], undefined, 'this host serves no beadm');
   assert.match(connected.stdout, /^ {2}users +User accounts and groups {2}\[read\/write\]$/m);
   // Without a way to sign in (no prompt for help): all classes, saying why.
   const fresh = mkdtempSync(join(tmpdir(), 'hostadm-cli-fresh-'));

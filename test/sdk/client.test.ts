@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { connect, ConnectionError, HostadmRequestError, ReplyContractError, TimeoutError, type TransportFactory } from '../../client/sdk/src/node.ts';
+import { classes } from '@hostadm/agent/classes/index.ts';
 import { agentFor, assertIdentify, clientFor, SIM_PASSWORD, Sockets } from './support.ts';
 
 test('password sign-in, typed calls, identify and query', async (t) => {
@@ -105,7 +106,8 @@ test('key sign-in: auth_ssl with a WebCrypto signature, for RSA (PKCS#8 and PKCS
 });
 
 test('refusals are typed: 403 and 404 from the host, 400 with every field named (locally and from the host)', async (t) => {
-  const agent = await agentFor(t);
+  // A host that leaves beadm out (as a Linux host without a ZFS root does): in the contracts, not served.
+  const agent = await agentFor(t, { classes: { ...classes, 'admin/beadm': null } });
   const operator = await clientFor(t, agent, { auth: { username: 'operator', password: SIM_PASSWORD } });
   await assert.rejects(operator.admin.systemmanager.killproc({ pid: 1, signal: 'TERM' }), (err: unknown) => {
     assert.ok(err instanceof HostadmRequestError);
@@ -118,7 +120,7 @@ test('refusals are typed: 403 and 404 from the host, 400 with every field named 
   });
 
   const admin = await clientFor(t, agent);
-  // beadm is in the contracts but not served by the sim host.
+  // beadm is in the contracts but not served by this host.
   await assert.rejects(admin.call('admin', 'beadm', 'listbes'), (err: unknown) => err instanceof HostadmRequestError && err.code === 404 && !err.local);
   await assert.rejects(admin.request('admin', 'nosuchclass', { action: 'x' }), (err: unknown) => err instanceof HostadmRequestError && err.code === 404);
 

@@ -6,8 +6,8 @@ import { connect, type ConnectOptions, type HostadmClient, type WebSocketConstru
 
 export { SIM_PASSWORD };
 
-export async function agentFor(t: TestContext): Promise<TestAgent> {
-  const agent = await startTestAgent();
+export async function agentFor(t: TestContext, overrides: Parameters<typeof startTestAgent>[0] = {}): Promise<TestAgent> {
+  const agent = await startTestAgent(overrides);
   t.after(() => agent.dispose());
   return agent;
 }
