@@ -11,25 +11,10 @@ import { maySee, ownedBy, type Viewer } from '../events/audience.ts';
 import { JobLog } from './job-log.ts';
 import type { StoredJob } from './job-store.ts';
 import { jobEventPayload } from './job-events.ts';
-import type { DispatcherDeps, JobContext, JobOutcome, JobSubmission, JobType } from './types.ts';
+import type { DispatcherDeps, JobOutcome, JobSubmission, JobType } from './types.ts';
+import { jobContextFor, type ActiveJob } from './active-job.ts';
 
 export type { DispatcherDeps } from './types.ts';
-
-interface ActiveJob {
-  readonly record: StoredJob;
-  readonly type: JobType<unknown>;
-  readonly params: unknown;
-  readonly log: JobLog;
-  readonly returnCodes: Record<string, string>;
-  readonly controller: AbortController;
-  startedAt: Date | null;
-  percent: number | null;
-  reported: Record<string, string>;
-  killReason: string | null;
-  flushTimer: NodeJS.Timeout | null;
-  lastPersist: number;
-  done: Promise<void> | null;
-}
 
 const INTERRUPTED = 'interrupted: the agent stopped while this job was running';
 
@@ -277,45 +262,16 @@ export class Dispatcher {
     this.publish(job, 'running', '');
     let outcome: JobOutcome;
     try {
-      outcome = await job.type.run(job.params, this.contextFor(job));
+      outcome = await job.type.run(
+        job.params,
+        jobContextFor(job, this.deps, () => this.scheduleFlush(job)),
+      );
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       job.log.append(`\n${message}\n`);
       outcome = { success: false, reason: message };
     }
     this.finish(job, outcome);
-  }
-
-  private contextFor(job: ActiveJob): JobContext {
-    const append = (text: string) => {
-      job.log.append(text);
-      this.scheduleFlush(job);
-    };
-    return {
-      id: job.record.id,
-      signal: job.controller.signal,
-      log: append,
-      progress: (percent) => {
-        job.percent = Math.max(0, Math.min(100, percent));
-        this.scheduleFlush(job);
-      },
-      report: (fields) => {
-        job.reported = { ...job.reported, ...fields };
-        this.scheduleFlush(job);
-      },
-      run: async (argv, options = {}) => {
-        const label = options.label ?? argv.join(' ');
-        const result = await this.deps.runner.run(argv, {
-          signal: job.controller.signal,
-          timeoutMs: options.timeoutMs ?? 0,
-          graceMs: this.deps.config.killGraceMs,
-          input: options.input,
-          onOutput: append,
-        });
-        job.returnCodes[label] = result.code !== null ? String(result.code) : (result.signal ?? 'killed');
-        return result;
-      },
-    };
   }
 
   private scheduleFlush(job: ActiveJob): void {
