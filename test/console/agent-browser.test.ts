@@ -5,31 +5,16 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { ensureConsoleBuilt } from '../../scripts/build-console.ts';
 import { agentFor, SIM_PASSWORD } from '../helpers/agent.ts';
+import { chromiumMissing, launchChromium } from '../helpers/chromium.ts';
 
-const CHROMIUM = process.env.HOSTADM_CHROMIUM ?? '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (Debian: apt-get install chromium)`;
+const skip = chromiumMissing;
 
 test('the console at an agent: key, password once, then key sign-in to that host directly', { skip, timeout: 120_000 }, async (t) => {
   ensureConsoleBuilt({ quiet: true });
   const agent = await agentFor(t);
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
-  t.after(() => browser.close());
+  const browser = await launchChromium(t);
   const page = await browser.newPage();
   await page.goto(`${agent.httpUrl}/`);
   await page.getByRole('button', { name: 'Create a key' }).click();

@@ -13,16 +13,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureConsoleBuilt } from '../../scripts/build-console.ts';
 import { agentFor, SIM_PASSWORD, startTestAgent } from '../helpers/agent.ts';
 import { BRIDGE_RUNTIME, startTestBridge } from '../bridge/helpers.ts';
+import { chromiumMissing, launchChromium } from '../helpers/chromium.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
-const CHROMIUM = process.env.HOSTADM_CHROMIUM ?? '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (Debian: apt-get install chromium)`;
+const skip = chromiumMissing;
 
 test(`the web console through the ${BRIDGE_RUNTIME} bridge, end to end in Chromium`, { skip, timeout: 240_000 }, async (t) => {
   ensureConsoleBuilt({ quiet: true });
@@ -35,21 +35,7 @@ test(`the web console through the ${BRIDGE_RUNTIME} bridge, end to end in Chromi
   mkdirSync(shots, { recursive: true });
   if (!shots.startsWith(root)) t.after(() => rmSync(shots, { recursive: true, force: true }));
 
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
-  t.after(() => browser.close());
+  const browser = await launchChromium(t);
   const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
   const problems: string[] = [];
   page.on('pageerror', (e) => problems.push(String(e)));

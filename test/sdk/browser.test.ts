@@ -13,9 +13,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentFor, clientFor, SIM_PASSWORD } from './support.ts';
+import { CHROMIUM, launchChromium } from '../helpers/chromium.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
-const CHROMIUM = process.env.HOSTADM_CHROMIUM ?? '/usr/bin/chromium';
 const ESBUILD = join(root, 'node_modules/esbuild/package.json');
 
 const skip = !existsSync(CHROMIUM)
@@ -98,21 +98,7 @@ test('the browser entry in Chromium: connect, sign in, a typed call, an event, a
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const port = (server.address() as AddressInfo).port;
 
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
-  t.after(() => browser.close());
+  const browser = await launchChromium(t);
   const page = await browser.newPage();
   const consoleLines: string[] = [];
   page.on('console', (m) => consoleLines.push(m.text()));
