@@ -20,7 +20,7 @@ interface Sent {
 
 /** A bridge that signs the agent in and records every envelope it sends; `socket` is the agent's connection. */
 function fakeBridge(_t: TestContext) {
-  const server = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/relay' });
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 }); // the agent dials its host room, /relay/host/<fingerprint>
   const close = () =>
     new Promise<void>((resolve) => {
       for (const client of server.clients) client.terminate();

@@ -42,7 +42,7 @@ interface SignInAttempt {
 
 /** A bridge of the attacker's own: answers identify, then offers each test string in turn. */
 function hostileBridge(t: TestContext, testStrings: string[]): { url: Promise<string>; attempts: Promise<SignInAttempt[]> } {
-  const server = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/relay' });
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 }); // the agent dials its host room, /relay/host/<fingerprint>
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const url = new Promise<string>((resolve) => server.once('listening', () => resolve(`ws://127.0.0.1:${(server.address() as { port: number }).port}`)));
   const results: SignInAttempt[] = [];

@@ -204,8 +204,15 @@ export function zfsReplication(options: ZfsReplicationOptions): ReplicationEngin
 
     async reset(task) {
       // A partly received stream first (only where ZFS keeps them), then the dataset and its snapshots.
+      // `-f` unmounts it even when busy: starting over is what initreplication asks for, and a received
+      // dataset is mounted (zfs-fuse in particular reports it busy for a while after a receive).
       await remoteZfs(task, ['recv', '-A', task.remoteDataset], 'abandoning a partial receive');
-      const destroyed = await remoteZfs(task, ['destroy', '-r', task.remoteDataset], `destroying ${task.remoteDataset} on ${task.host}`);
+      let destroyed = await remoteZfs(task, ['destroy', '-r', '-f', task.remoteDataset], `destroying ${task.remoteDataset} on ${task.host}`);
+      // A dataset that has just received a stream can stay busy for a moment: a few more tries, a second apart.
+      for (let attempt = 0; attempt < 5 && destroyed.code !== 0 && /busy/i.test(destroyed.stderr); attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        destroyed = await remoteZfs(task, ['destroy', '-r', '-f', task.remoteDataset], `destroying ${task.remoteDataset} on ${task.host}`);
+      }
       if (destroyed.code !== 0 && !MISSING.test(destroyed.stderr)) {
         throw new HostadmError('HOST_ERROR', `destroying ${task.remoteDataset} on ${task.host}: ${failureText('zfs destroy', destroyed)}`);
       }
