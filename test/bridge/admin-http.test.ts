@@ -15,7 +15,8 @@ import { decodeJwt } from 'jose';
 import { createBridgeApp } from '@hostadm/bridge/app.ts';
 import type { Relay } from '@hostadm/bridge/relay/relay.ts';
 import { ed25519Key, rsaKey } from '../helpers/keys.ts';
-import { md5Of, startTestBridge, TestPeer, until, type TestBridge } from './helpers.ts';
+import { startTestBridge, until, type TestBridge } from './helpers.ts';
+import { md5Of, TestPeer } from './peers.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 const hostadm = join(root, 'node_modules/.bin/hostadm');

@@ -16,7 +16,8 @@ import forge from 'node-forge';
 import WebSocket from 'ws';
 import { SqliteKeyStore } from '@hostadm/bridge';
 import { ed25519Key, rsaKey } from '../helpers/keys.ts';
-import { md5Of, signedInPeer, startTestBridge, TestPeer, until, nodeOnly } from './helpers.ts';
+import { startTestBridge, until, nodeOnly } from './helpers.ts';
+import { md5Of, signedInPeer, TestPeer } from './peers.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 const hostadm = join(root, 'node_modules/.bin/hostadm');

@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createBridgeApp } from '@hostadm/bridge/app.ts';
 import type { Relay } from '@hostadm/bridge/relay/relay.ts';
-import { startTestBridge, TestPeer, BRIDGE_RUNTIME, until } from './helpers.ts';
+import { startTestBridge, BRIDGE_RUNTIME, until } from './helpers.ts';
+import { TestPeer } from './peers.ts';
 
 test('a 3 MB nested frame before sign-in closes the peer (1009) unparsed; the bridge serves the next peer', async (t) => {
   const bridge = await startTestBridge(t);

@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, randomBytes } from 'node:crypto';
 import { ed25519Key, rsaKey, type TestKey } from '../helpers/keys.ts';
-import { md5Of, signedInPeer, startTestBridge, until, type TestBridge, nodeOnly } from './helpers.ts';
+import { startTestBridge, until, type TestBridge, nodeOnly } from './helpers.ts';
+import { md5Of, signedInPeer } from './peers.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 
 function fingerprint(key: TestKey): string {

@@ -9,7 +9,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey } from 'node:crypto';
 import { ed25519Key, rsaKey, type TestKey } from '../helpers/keys.ts';
-import { md5Of, roomUrl, signedInPeer, startTestBridge, TestPeer, until, type TestBridge } from './helpers.ts';
+import { startTestBridge, until, type TestBridge } from './helpers.ts';
+import { md5Of, roomUrl, signedInPeer, TestPeer } from './peers.ts';
 
 function hostRoom(key: TestKey): string {
   const pem = Buffer.from(key.pubKeyB64, 'base64').toString();

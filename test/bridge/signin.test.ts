@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { ed25519Key, rawSignature, rsaKey, signatureProof } from '../helpers/keys.ts';
 import type { KeyRecord } from '@hostadm/bridge/relay/ports.ts';
-import { md5Of, nodeOnly, startTestBridge, TestPeer, until } from './helpers.ts';
+import { nodeOnly, startTestBridge, until } from './helpers.ts';
+import { md5Of, TestPeer } from './peers.ts';
 
 test('the bridge asks a new peer to identify, and answers identify itself', async (t) => {
   const bridge = await startTestBridge(t);

@@ -12,7 +12,8 @@ import { count } from 'drizzle-orm';
 import { authFailures, blacklist, bridgeKeys, usedJoinTokens } from '@hostadm/bridge/db/schema.ts';
 import type { NewKey } from '@hostadm/bridge/relay/ports.ts';
 import { ed25519Key } from '../helpers/keys.ts';
-import { md5Of, nodeOnly, startTestBridge, TestPeer, type TestBridge } from './helpers.ts';
+import { nodeOnly, startTestBridge, type TestBridge } from './helpers.ts';
+import { md5Of, TestPeer } from './peers.ts';
 
 const WINDOW_SECONDS = 60;
 const BLOCK_SECONDS = 120;

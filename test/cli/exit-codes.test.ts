@@ -11,7 +11,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rsaKey } from '../helpers/keys.ts';
-import { nodeOnly, startTestBridge, TestPeer } from '../bridge/helpers.ts';
+import { nodeOnly, startTestBridge } from '../bridge/helpers.ts';
+import { TestPeer } from '../bridge/peers.ts';
 import { HOSTADM, runCli, show } from './cli-support.ts';
 
 test('a key the bridge refuses is a failed sign-in: exit 3, saying to enroll it', async (t) => {

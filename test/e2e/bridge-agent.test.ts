@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { startClientHandshake, ChannelError, parseChannelClosedNotice, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
 import { agentFor, clientFor } from '../helpers/agent.ts';
 import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
-import { idOf, hostRoomUrl, signedInPeer, startTestBridge, until, type TestPeer } from '../bridge/helpers.ts';
+import { startTestBridge, until } from '../bridge/helpers.ts';
+import { idOf, hostRoomUrl, signedInPeer, type TestPeer } from '../bridge/peers.ts';
 
 interface Sealed {
   channel: SecureChannel;
@@ -177,7 +178,7 @@ test('the agent refuses the unprotected (downgraded) bridge form', async (t) => 
   const agentId = idOf(peer.lastAnnouncement()!, 'simhost');
   const reply = peer.nextFrame();
   peer.ws.send(
-    `${agentId}\n${JSON.stringify({ id: 'old', name: 'auth_ssl', namespace: 'rpc', args: { action: 'auth_ssl', md5_key: (await import('../bridge/helpers.ts')).md5Of(key) } })}`,
+    `${agentId}\n${JSON.stringify({ id: 'old', name: 'auth_ssl', namespace: 'rpc', args: { action: 'auth_ssl', md5_key: (await import('../bridge/peers.ts')).md5Of(key) } })}`,
   );
   const answer = JSON.parse((await reply).split('\n').slice(1).join('\n')) as { name: string; args: { code: number } };
   assert.equal(answer.name, 'error');

@@ -1,8 +1,8 @@
 /**
  * @module The relay core (docs/bridge-protocol.md §2), runtime-independent: it owns the peers, the
- * matching index, relay forwarding, the drop and close policies and the metrics. It has no timers and
- * no I/O of its own; a runtime feeds it (Tailscale derp's shape: forward by header, never read a body,
- * bounded queues, every drop counted by reason).
+ * matching index, relay forwarding (forwarding.ts), the drop and close policies and the metrics. It
+ * has no timers and no I/O of its own; a runtime feeds it (Tailscale derp's shape: forward by header,
+ * never read a body, bounded queues, every drop counted by reason).
  *
  * What a runtime does:
  * 1. On an upgrade request: `await relay.admit(address)` (a reason → refuse with 429), accept the socket,
@@ -17,19 +17,8 @@ import { eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { BRIDGE_IDENT_REQUEST } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { BridgeApi, type ApiHost, type KeyList } from './api.ts';
 import { CLOSE, relayConfig, type DropReason, type RelayConfig, type RelayConfigOverrides } from './config.ts';
-import {
-  allocateZeroed,
-  encodeHeader,
-  frameBytes,
-  frameText,
-  headerEnd,
-  headerText,
-  isApiFrame,
-  rewrite,
-  sameHeader,
-  type Allocate,
-  type Frame,
-} from './frames.ts';
+import { allocateZeroed, frameText, isApiFrame, type Frame } from './frames.ts';
+import { Forwarder, markOverBound, wireSize } from './forwarding.ts';
 import { offerOf } from './announcement.ts';
 import { hostEntry, Matcher } from './matching.ts';
 import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
@@ -64,7 +53,7 @@ export class Relay implements ApiHost {
   private readonly signedInByKey = new SignedInIndex();
   private readonly matcher = new Matcher();
   private readonly api: BridgeApi;
-  private readonly allocate: Allocate;
+  private readonly forwarder: Forwarder;
   private readonly persist: ((peer: Peer) => void) | null;
   private readonly afterApiCall = (peer: Peer): void => {
     if (!peer.closed) this.persist?.(peer);
@@ -81,10 +70,12 @@ export class Relay implements ApiHost {
     this.logger = deps.logger;
     this.joinSecret = deps.joinSecret;
     this.hostname = deps.hostname;
-    this.allocate = deps.allocate ?? allocateZeroed;
     this.persist = deps.persist ?? null;
     const now = this.clock.now();
     this.metrics = new RelayMetrics(now);
+    const peerById = (id: string) => this.byId.get(id);
+    const drop = (peer: Peer, destination: string, reason: DropReason) => this.drop(peer, destination, reason);
+    this.forwarder = new Forwarder({ config: this.config, metrics: this.metrics, allocate: deps.allocate ?? allocateZeroed, peerById, drop });
     this.lastPing = now;
     this.lastRevocationPoll = now;
     this.api = new BridgeApi(this);
@@ -157,15 +148,13 @@ export class Relay implements ApiHost {
     if (peer.closed) return;
     const now = this.clock.now();
     peer.lastSeen = now;
-    let size = typeof data === 'string' ? data.length : data.byteLength;
-    // Strings (Workers) count as their UTF-8 bytes, as on the wire; ASCII (sealed frames) needs no count.
-    if (typeof data === 'string' && (size * 3 > this.config.maxFrameBytes || NON_ASCII.test(data))) size = frameBytes(data);
+    const size = wireSize(data, this.config.maxFrameBytes);
     if (size > this.config.maxFrameBytes) return this.oversize(peer);
     if (isBinary) return this.drop(peer, '', 'malformed');
     // Before sign-in a peer only identifies, enrolls and signs in: small frames, never parsed when big.
     if (peer.state !== 'signed-in' && size > this.config.maxPreSignInFrameBytes) return this.oversize(peer);
     if (isApiFrame(data)) return this.api.enqueue(peer, frameText(data), this.afterApiCall);
-    this.forward(peer, data, size, now);
+    this.forwarder.forward(peer, data, size, now);
   }
 
   /**
@@ -254,7 +243,7 @@ export class Relay implements ApiHost {
   send(peer: Peer, envelope: unknown): void {
     if (peer.closed) return;
     if (peer.socket.bufferedAmount > this.config.maxQueueBytes) {
-      this.overBound(peer);
+      markOverBound(peer, this.clock.now());
       this.metrics.repliesSuppressed++;
       return;
     }
@@ -327,47 +316,10 @@ export class Relay implements ApiHost {
 
   // ---- internals ----
 
-  private forward(peer: Peer, data: Frame, size: number, now: number): void {
-    if (peer.state !== 'signed-in') return this.drop(peer, '', 'not-permitted');
-    const end = headerEnd(data, this.config.maxHeaderBytes);
-    let dest: string | null;
-    if (typeof data !== 'string' && peer.lastDestBytes !== null && sameHeader(data, end, peer.lastDestBytes)) dest = peer.lastDest;
-    else {
-      dest = end > 0 ? headerText(data, end) : null;
-      if (dest === null) return this.drop(peer, '', 'malformed');
-      if (typeof data !== 'string') {
-        peer.lastDestBytes = data.slice(0, end);
-        peer.lastDest = dest;
-      }
-    }
-    // Another room's peers are unknown here, as they are to a Durable Object holding one room.
-    if (!peer.announced.has(dest)) return this.drop(peer, dest, this.byId.get(dest)?.room === peer.room ? 'not-permitted' : 'unknown-destination');
-    const target = this.byId.get(dest);
-    if (!target || target.closed) return this.drop(peer, dest, 'unknown-destination');
-    // Made on the first relayed frame: most agents sit idle, and this is their largest allocation.
-    const header = (peer.header ??= encodeHeader(peer.id));
-    const outSize = size - end + header.length;
-    if (outSize > this.config.maxFrameBytes) return this.drop(peer, dest, 'too-large');
-    // Over the bound means unsent bytes already above it: the queue exceeds the bound by one frame at most.
-    if (target.socket.bufferedAmount > this.config.maxQueueBytes) {
-      this.overBound(target, now);
-      return this.drop(peer, dest, 'queue-full');
-    }
-    const socket = target.socket;
-    if (typeof data === 'string' || !socket.sendParts?.(header, data, end)) socket.send(rewrite(data, end, peer.id, header, this.allocate));
-    this.metrics.framesRelayed++;
-    this.metrics.bytesRelayed += outSize;
-  }
-
   /** Counts a drop and tells the sender (unless its own queue is over the bound: see `send`). */
   private drop(peer: Peer, destination: string, reason: DropReason): void {
     this.metrics.drops[reason]++;
     this.send(peer, eventEnvelope('bridge', { dropped: { destination, reason } }));
-  }
-
-  /** The peer's queue is over the bound: the sweep closes it (1013) if it stays so. */
-  private overBound(peer: Peer, now = this.clock.now()): void {
-    if (!peer.overSince) peer.overSince = now;
   }
 
   /** Sends `peer` its offer when it changed (or always when `force`: right after it listed its keys). */
@@ -380,7 +332,7 @@ export class Relay implements ApiHost {
     this.metrics.announcements++;
     // Always sent, even to a peer over its bound (it must know whom it may reach); the stuck-queue
     // close (1013) bounds what a peer that does not read can hold.
-    if (peer.socket.bufferedAmount > this.config.maxQueueBytes) this.overBound(peer);
+    if (peer.socket.bufferedAmount > this.config.maxQueueBytes) markOverBound(peer, this.clock.now());
     const event = offer.event();
     peer.socket.send(JSON.stringify(event));
   }
@@ -425,7 +377,5 @@ export class Relay implements ApiHost {
     return this.config.blacklist.exemptLoopback && isLoopback(address);
   }
 }
-
-const NON_ASCII = /[^\x00-\x7f]/;
 
 const IDENTIFY_REQUEST = JSON.stringify(BRIDGE_IDENT_REQUEST);

@@ -12,41 +12,27 @@
  * - the object's SQLite-backed sync KV: each peer's md5_key list (can exceed the attachment's size
  *   limit), the metric counters (flushed a second after they change), the times of the last
  *   revocation re-read and of the last D1 prune, and in tests the clock offset and config overrides.
- * The constructor (every wake-up) revives the peers from both and rebuilds the matching index; each
- * peer's permitted destinations are recomputed, which equals what it was last announced.
+ * The constructor (every wake-up) revives the peers from both (hibernation.ts) and rebuilds the
+ * matching index; each peer's permitted destinations are recomputed, which equals what it was last
+ * announced.
  */
 import { DurableObject } from 'cloudflare:workers';
 import { createBridgeApp } from '../../app.ts';
 import type { RelayConfigOverrides } from '../../relay/config.ts';
 import { PortableKeyCrypto } from '../../relay/key-crypto.ts';
 import type { SavedCounters } from '../../relay/metrics.ts';
-import { savePeer, type Peer, type SavedPeer } from '../../relay/peer.ts';
+import type { Peer } from '../../relay/peer.ts';
 import type { Clock, RelayLogger } from '../../relay/ports.ts';
 import { Relay } from '../../relay/relay.ts';
 import { MIN_SECRET_LENGTH, OBJECT_HEADER, SCOPE_HEADER, type BridgeEnv } from './env.ts';
 import { D1HostIndex, D1MetricsStore, D1SessionIndex } from './indexes.ts';
 import { D1KeyStore } from './key-store.ts';
+import { ALARMS_ON, CLOCK_OFFSET, CONFIG_OVERRIDES, COUNTERS, OBJECT_NAME, REVOCATIONS_READ, SCOPE, STORE_PRUNED } from './hibernation.ts';
+import { forgetPeerKeys, forgetPeerState, loadPeerState, savePeerState } from './hibernation.ts';
 import { DIRECTORY_ROOM, type RoomName } from '../../relay/rooms.ts';
 import { DurableObjectPeerSocket } from './socket.ts';
 import { countFor, objectCounters, testRoutes, TEST_ADDRESS_HEADER } from './test-hooks.ts';
 import { consoleLogger, TEST_CONFIG, WORKERS_CONFIG } from './settings.ts';
-
-interface Attachment {
-  sid: string;
-  peer: SavedPeer;
-}
-
-const KEYS_PREFIX = 'keys:';
-const COUNTERS = 'counters';
-const REVOCATIONS_READ = 'revocations-read';
-/** When the relay last pruned D1 (retention.ts); kept here so each wake-up does not prune again. */
-const STORE_PRUNED = 'store-pruned';
-const CLOCK_OFFSET = 'test:clock-offset';
-const CONFIG_OVERRIDES = 'test:config';
-const ALARMS_ON = 'test:alarms';
-/** This object's name and scope, as the Worker named it (kept for wake-ups that start with an alarm). */
-const OBJECT_NAME = 'object';
-const SCOPE = 'scope';
 
 export class RelayHub extends DurableObject<BridgeEnv> {
   relay: Relay;
@@ -275,12 +261,11 @@ export class RelayHub extends DurableObject<BridgeEnv> {
   }
 
   private reviveSocket(ws: WebSocket): Peer | undefined {
-    const attachment = ws.deserializeAttachment() as Attachment | null;
-    if (!attachment) return undefined;
-    const keys = this.ctx.storage.kv.get<string[]>(KEYS_PREFIX + attachment.sid) ?? [];
-    const peer = this.relay.restore(this.socketFor(ws), attachment.peer, keys);
+    const saved = loadPeerState(this.ctx.storage.kv, ws);
+    if (!saved) return undefined;
+    const peer = this.relay.restore(this.socketFor(ws), saved.peer, saved.md5Keys);
     this.bySocket.set(ws, peer);
-    this.sids.set(peer, attachment.sid);
+    this.sids.set(peer, saved.sid);
     return peer;
   }
 
@@ -291,13 +276,7 @@ export class RelayHub extends DurableObject<BridgeEnv> {
   private socketFor(ws: WebSocket): DurableObjectPeerSocket {
     return new DurableObjectPeerSocket(ws, () => {
       const peer = this.bySocket.get(ws);
-      const sid = peer && this.sids.get(peer);
-      if (sid) this.ctx.storage.kv.delete(KEYS_PREFIX + sid);
-      try {
-        ws.serializeAttachment(null);
-      } catch {
-        // Closed already.
-      }
+      forgetPeerState(this.ctx.storage.kv, ws, peer && this.sids.get(peer));
     });
   }
 
@@ -314,11 +293,7 @@ export class RelayHub extends DurableObject<BridgeEnv> {
   private save(peer: Peer): void {
     const sid = this.sids.get(peer);
     if (!sid || peer.closed) return;
-    const ws = (peer.socket as DurableObjectPeerSocket).ws;
-    const attachment: Attachment = { sid, peer: savePeer(peer) };
-    ws.serializeAttachment(attachment);
-    if (peer.md5Keys.size > 0) this.ctx.storage.kv.put(KEYS_PREFIX + sid, [...peer.md5Keys]);
-    else this.ctx.storage.kv.delete(KEYS_PREFIX + sid);
+    savePeerState(this.ctx.storage.kv, (peer.socket as DurableObjectPeerSocket).ws, sid, peer);
     // A directory socket that listed its keys waits for hosts: the poll is due from now on.
     if (peer.room === DIRECTORY_ROOM && peer.state === 'signed-in') {
       this.scheduleBy(this.relay.clock.now() + this.relay.config.directoryPollSeconds * 1000);
@@ -337,7 +312,7 @@ export class RelayHub extends DurableObject<BridgeEnv> {
     }
     this.relay.closed(peer);
     const sid = this.sids.get(peer);
-    if (sid) this.ctx.storage.kv.delete(KEYS_PREFIX + sid);
+    if (sid) forgetPeerKeys(this.ctx.storage.kv, sid);
     this.countersLater();
   }
 

@@ -1,0 +1,74 @@
+/**
+ * @module Relay forwarding (docs/bridge-protocol.md §2), the relay core's hot path: a signed-in peer's
+ * frame goes by its header alone (the body is never read) to a destination it was announced,
+ * rewritten to name the sender; anything else is dropped with a counted reason. Queues are bounded:
+ * a destination whose unsent bytes are over the bound gets nothing more and is marked for the sweep.
+ */
+import type { DropReason, RelayConfig } from './config.ts';
+import { encodeHeader, frameBytes, headerEnd, headerText, rewrite, sameHeader, type Allocate, type Frame } from './frames.ts';
+import type { RelayMetrics } from './metrics.ts';
+import type { Peer } from './peer.ts';
+
+export interface ForwardingDeps {
+  readonly config: RelayConfig;
+  readonly metrics: RelayMetrics;
+  readonly allocate: Allocate;
+  /** The open peer with this connection id, if any. */
+  peerById(id: string): Peer | undefined;
+  /** Counts a drop and tells the sender (relay.ts: not when its own queue is over the bound). */
+  drop(peer: Peer, destination: string, reason: DropReason): void;
+}
+
+/** A frame's size as on the wire: strings (Workers) count as their UTF-8 bytes; ASCII (sealed frames) needs no count. */
+export function wireSize(data: Frame, maxFrameBytes: number): number {
+  const size = typeof data === 'string' ? data.length : data.byteLength;
+  return typeof data === 'string' && (size * 3 > maxFrameBytes || NON_ASCII.test(data)) ? frameBytes(data) : size;
+}
+
+/** The peer's queue is over the bound: the sweep closes it (1013) if it stays so. */
+export function markOverBound(peer: Peer, now: number): void {
+  if (!peer.overSince) peer.overSince = now;
+}
+
+export class Forwarder {
+  private readonly deps: ForwardingDeps;
+
+  constructor(deps: ForwardingDeps) {
+    this.deps = deps;
+  }
+
+  forward(peer: Peer, data: Frame, size: number, now: number): void {
+    const { config, metrics } = this.deps;
+    if (peer.state !== 'signed-in') return this.deps.drop(peer, '', 'not-permitted');
+    const end = headerEnd(data, config.maxHeaderBytes);
+    let dest: string | null;
+    if (typeof data !== 'string' && peer.lastDestBytes !== null && sameHeader(data, end, peer.lastDestBytes)) dest = peer.lastDest;
+    else {
+      dest = end > 0 ? headerText(data, end) : null;
+      if (dest === null) return this.deps.drop(peer, '', 'malformed');
+      if (typeof data !== 'string') {
+        peer.lastDestBytes = data.slice(0, end);
+        peer.lastDest = dest;
+      }
+    }
+    // Another room's peers are unknown here, as they are to a Durable Object holding one room.
+    if (!peer.announced.has(dest)) return this.deps.drop(peer, dest, this.deps.peerById(dest)?.room === peer.room ? 'not-permitted' : 'unknown-destination');
+    const target = this.deps.peerById(dest);
+    if (!target || target.closed) return this.deps.drop(peer, dest, 'unknown-destination');
+    // Made on the first relayed frame: most agents sit idle, and this is their largest allocation.
+    const header = (peer.header ??= encodeHeader(peer.id));
+    const outSize = size - end + header.length;
+    if (outSize > config.maxFrameBytes) return this.deps.drop(peer, dest, 'too-large');
+    // Over the bound means unsent bytes already above it: the queue exceeds the bound by one frame at most.
+    if (target.socket.bufferedAmount > config.maxQueueBytes) {
+      markOverBound(target, now);
+      return this.deps.drop(peer, dest, 'queue-full');
+    }
+    const socket = target.socket;
+    if (typeof data === 'string' || !socket.sendParts?.(header, data, end)) socket.send(rewrite(data, end, peer.id, header, this.deps.allocate));
+    metrics.framesRelayed++;
+    metrics.bytesRelayed += outSize;
+  }
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
