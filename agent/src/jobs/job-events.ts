@@ -54,7 +54,8 @@ export function jobEventPayload<P>(type: JobType<P> | undefined, job: EventJob, 
     state: view.state,
     log_truncated: String(job.logTruncated),
     log_cap_bytes: String(job.logCapBytes),
-    ...percentField(job.percent),
+    // Progress while it runs; the completion event keeps the spec's run-job shape (success says the rest).
+    ...(finished ? {} : percentField(job.percent)),
     ...(view.outcome?.fields ?? {}),
   };
 }
