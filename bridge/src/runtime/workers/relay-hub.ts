@@ -22,7 +22,7 @@ import type { RelayConfigOverrides } from '../../relay/config.ts';
 import { PortableKeyCrypto } from '../../relay/key-crypto.ts';
 import type { SavedCounters } from '../../relay/metrics.ts';
 import type { Peer } from '../../relay/peer.ts';
-import type { Clock, RelayLogger } from '../../relay/ports.ts';
+import type { Clock } from '../../relay/ports.ts';
 import { Relay } from '../../relay/relay.ts';
 import { MIN_SECRET_LENGTH, OBJECT_HEADER, SCOPE_HEADER, type BridgeEnv } from './env.ts';
 import { D1HostIndex, D1MetricsStore, D1SessionIndex } from './indexes.ts';
