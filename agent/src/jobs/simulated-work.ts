@@ -17,7 +17,7 @@ export async function runSimulatedSteps(ctx: JobContext, steps: readonly Simulat
   let elapsed = 0;
   ctx.progress(0);
   for (const step of steps) {
-    const finished = await sleep(step.ms, ctx.signal);
+    const finished = await abortableSleep(step.ms, ctx.signal);
     if (!finished) return false;
     elapsed += step.ms;
     ctx.log(`${step.line}\n`);
@@ -26,17 +26,18 @@ export async function runSimulatedSteps(ctx: JobContext, steps: readonly Simulat
   return true;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
+/** Waits `ms`; resolves false at once (and true never) when `signal` aborts first. */
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
+      signal?.removeEventListener('abort', onAbort);
       resolve(true);
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
       resolve(false);
     };
-    signal.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

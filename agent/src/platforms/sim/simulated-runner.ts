@@ -5,6 +5,7 @@
  * `echo`, `sleep`); every other one succeeds and its log says it was simulated. The agent option
  * `--sim-host-commands` swaps in the real runner instead (documented as running real commands).
  */
+import { abortableSleep } from '../../jobs/simulated-work.ts';
 import type { CommandRunner, RunOptions, RunResult } from '../../runner/runner.ts';
 
 /** The longest simulated `sleep`: a demo waits, a job queue does not stall for hours. */
@@ -33,7 +34,7 @@ export class SimulatedRunner implements CommandRunner {
       case 'sleep': {
         const seconds = Number(args[0]);
         if (!Number.isFinite(seconds) || seconds < 0) return out('', 1, `sleep: invalid time interval '${args[0] ?? ''}'\n`);
-        const finished = await wait(Math.min(seconds * 1000, MAX_SLEEP_MS), options.signal);
+        const finished = await abortableSleep(Math.min(seconds * 1000, MAX_SLEEP_MS), options.signal);
         if (finished) return out('', 0);
         return { argv: [...argv], code: null, signal: 'SIGTERM', stdout: '', stderr: '', timedOut: false, truncated: false, durationMs: Date.now() - started };
       }
@@ -45,18 +46,4 @@ export class SimulatedRunner implements CommandRunner {
 
 function quoteForDisplay(word: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
-}
-
-function wait(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -6,6 +6,7 @@
  * when it completes, so a stopped update changes nothing. Base changes need a reboot: `rebootrequired`
  * until the simulated host reboots (`systemmanager reboot`). No host command ever runs.
  */
+import { abortableSleep } from '../../jobs/simulated-work.ts';
 import { badRequest } from '@hostadm/shared/protocol/errors.ts';
 import type { SimContext } from './index.ts';
 import type { BranchState, UpdateCheck, UpdateLogInfo, UpdatePort, UpdateRun, UpdateSettings, UpdateTarget } from '../ports/update.ts';
@@ -133,7 +134,7 @@ export function simUpdate(ctx: SimContext): UpdatePort {
           s.packages.forEach((p, i) => steps.push(`[${i + 1}/${s.packages.length}] Upgrading ${p.name} from ${p.from} to ${p.to}... done\n`));
         }
         for (const [i, text] of steps.entries()) {
-          if (!(await pause(STEP_MS, job.signal))) return { success: false, reason: 'stopped' };
+          if (!(await abortableSleep(STEP_MS, job.signal))) return { success: false, reason: 'stopped' };
           job.log(text);
           job.progress(((i + 1) / steps.length) * 100);
         }
@@ -241,17 +242,3 @@ export function compareRelease(a: string, b: string): number {
 }
 
 /** Waits, or returns false at once when the job is stopped. */
-function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}

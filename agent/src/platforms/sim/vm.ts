@@ -4,6 +4,7 @@
  * the same state rules as the real platforms (a running guest is not deleted, resized or booted again),
  * `fetchiso` reports paced progress and a download rate, and nothing here runs a host command.
  */
+import { abortableSleep } from '../../jobs/simulated-work.ts';
 import { createHash } from 'node:crypto';
 import { defaultProps, checkProps } from '../common/vm-props.ts';
 import { formatRate, isoFileName } from '../common/iso-download.ts';
@@ -190,7 +191,7 @@ export function simVm(ctx: SimContext): VmPort {
           job.progress(0);
           const stepMs = SIM_DOWNLOAD_MS / SIM_DOWNLOAD_STEPS;
           for (let step = 1; step <= SIM_DOWNLOAD_STEPS; step++) {
-            if (!(await sleep(stepMs, job.signal))) return { success: false, reason: 'killed' };
+            if (!(await abortableSleep(stepMs, job.signal))) return { success: false, reason: 'killed' };
             const done = Math.round((total * step) / SIM_DOWNLOAD_STEPS);
             job.report({ download_rate: formatRate(total / (SIM_DOWNLOAD_MS / 1000)) });
             job.progress((done / total) * 100);
@@ -218,19 +219,4 @@ function nextDisk(disks: Record<string, number>): string {
 function simulatedSize(url: string): number {
   const seed = createHash('sha256').update(url).digest().readUInt32BE(0);
   return (300 + (seed % 4000)) * MIB;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
