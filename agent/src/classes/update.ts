@@ -19,7 +19,8 @@ import { implementClass } from './types.ts';
 
 const SUCCESS = { result: 'success' } as const;
 const UPDATE_JOB = /^admin_startupdate-/;
-const EVERYONE_CAN_SEE = { user: '', full: true } as const;
+/** The agent's own view of its queues: whether any update runs is a fact about the host, whoever started it. */
+const THE_AGENT_ITSELF = { user: '', full: true } as const;
 
 export const updateImpl = implementClass(update, ({ platform, jobs, clock }) => {
   const port = platform.ports.update;
@@ -114,7 +115,7 @@ export const updateImpl = implementClass(update, ({ platform, jobs, clock }) => 
 /** Ids of update jobs queued or running, running first. */
 function activeUpdates(jobs: Dispatcher): string[] {
   const ids: Array<[string, string]> = [];
-  for (const queue of Object.values(jobs.list(EVERYONE_CAN_SEE))) {
+  for (const queue of Object.values(jobs.list(THE_AGENT_ITSELF))) {
     for (const [id, record] of Object.entries(queue)) if (UPDATE_JOB.test(id) && record.state !== 'finished') ids.push([id, record.state]);
   }
   return ids.sort((a, b) => (a[1] === 'running' ? -1 : b[1] === 'running' ? 1 : 0)).map(([id]) => id);
