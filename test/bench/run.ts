@@ -78,8 +78,7 @@ const rows: TargetRow[] = existsSync(targetsFile)
 rmSync(scratch, { recursive: true, force: true });
 if (rows.length > 0) {
   out('\n== targets\n');
-  for (const r of rows)
-    out(`${r.verdict.padEnd(12)} ${r.target}: ${formatRatio(r.ratio)} (target ${r.direction === 'at-most' ? '≤' : '≥'} ${r.limit}×)\n`);
+  for (const r of rows) out(`${r.verdict.padEnd(12)} ${r.target}: ${formatRatio(r.ratio)} (target ${r.direction === 'at-most' ? '≤' : '≥'} ${r.limit}×)\n`);
 }
 
 if (recordName) {
