@@ -17,19 +17,43 @@ function packageVersion(): string {
 }
 
 /**
- * zod's index re-exports every one of its 60-odd message locales, and a command that validates (every
- * call does) would load them all: about 16 ms of CPU per command on our machines. hostadm writes its
- * own messages (shared/src/protocol/plain-issues.ts) and zod itself only ever uses English, so the CLI
- * resolves that index to English alone. The agent and the bridge load zod once per process and keep
- * the full index.
+ * Two module resolutions the CLI changes, for start-up time (test/bench/cli-start, bridged-call):
+ * - zod's index re-exports every one of its 60-odd message locales, and a command that validates
+ *   (every call does) would load them all: about 16 ms of CPU per command on our machines. hostadm
+ *   writes its own messages (shared/src/protocol/plain-issues.ts) and zod itself only ever uses
+ *   English, so the CLI resolves that index to English alone.
+ * - `ws` loads node:https and node:tls, and commander node:child_process, when they load, although a
+ *   ws:// connection never uses the first two and hostadm has no executable subcommands for the third:
+ *   about 25 ms of CPU per command together. Those imports get a stand-in that loads the real module
+ *   the first time one of its members is read (a wss:// connection, a spawn).
+ * The agent and the bridge, when this CLI runs them, get the same stand-ins, which cost nothing once loaded.
  */
-function englishOnlyZodLocales(): void {
+const DEFERRED_BUILTINS: Record<string, RegExp> = {
+  https: /\/node_modules\/ws\/lib\//,
+  tls: /\/node_modules\/ws\/lib\//,
+  child_process: /\/node_modules\/commander\/lib\//,
+};
+const DEFERRED_SCHEME = 'hostadm-deferred-builtin:';
+
+function quickerModuleResolution(): void {
   registerHooks({
     resolve(specifier, context, nextResolve) {
+      const builtin = specifier.startsWith('node:') ? specifier.slice(5) : specifier;
+      const importers = Object.hasOwn(DEFERRED_BUILTINS, builtin) ? DEFERRED_BUILTINS[builtin] : undefined;
+      if (importers?.test(context.parentURL ?? '')) return { url: `${DEFERRED_SCHEME}${builtin}`, format: 'commonjs', shortCircuit: true };
       const resolved = nextResolve(specifier, context);
       if (!resolved.url.endsWith('/zod/v4/locales/index.js')) return resolved;
       const english = new URL('./en.js', resolved.url).href;
       return { url: `data:text/javascript,export { default as en } from ${JSON.stringify(english)};`, shortCircuit: true };
+    },
+    load(url, context, nextLoad) {
+      if (!url.startsWith(DEFERRED_SCHEME)) return nextLoad(url, context);
+      const builtin = JSON.stringify(`node:${url.slice(DEFERRED_SCHEME.length)}`);
+      return {
+        format: 'commonjs',
+        source: `module.exports = new Proxy({}, { get: (_, member) => process.getBuiltinModule(${builtin})[member] });`,
+        shortCircuit: true,
+      };
     },
   });
 }
@@ -38,7 +62,7 @@ const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${packageVersion()}\n`);
 } else {
-  englishOnlyZodLocales();
+  quickerModuleResolution();
   import('./program.ts').catch((error: unknown) => {
     console.error(error);
     process.exitCode = 1;
