@@ -3,7 +3,22 @@
  * definitions load. This one file is CommonJS because Node starts a CommonJS entry without its ES
  * module loader: about 5 ms of CPU less per command (test/bench/cli-start), which is most of what
  * `--version` costs beyond starting Node at all. Everything else is ES modules, from program.ts on.
+ * Whether the Node that runs it is new enough is checked here too, not by the bin wrapper: asking
+ * `node --version` there costs every command a second start of Node (about 3 ms of CPU).
  */
+/**
+ * The agent's and the bridge's stores use node:sqlite with rows as arrays (22.16); the CLI's module
+ * hook needs registerHooks (22.15). Checked before anything loads, so any Node that can parse this
+ * file says clearly what it lacks.
+ */
+const [nodeMajor = 0, nodeMinor = 0] = process.versions.node.split('.').map(Number);
+if (nodeMajor < 22 || (nodeMajor === 22 && nodeMinor < 16)) {
+  process.stderr.write(
+    `hostadm: Node.js ${process.version} at ${process.execPath} is too old; hostadm needs 22.16 or later (the agent's and the bridge's stores use node:sqlite as Node 22.16 and later provide it)\n`,
+  );
+  process.exit(1);
+}
+
 const { readFileSync } = require('node:fs') as typeof import('node:fs');
 const { registerHooks } = require('node:module') as typeof import('node:module');
 const { join } = require('node:path') as typeof import('node:path');
