@@ -3,7 +3,7 @@
  * in the staged client package becomes one ES module with its code split into `cli/src/bundle/*.js`,
  * one chunk per lazily loaded command and the shared code between them, so `hostadm call` loads
  * about 40 files instead of about 150 (each file is resolved, read, compiled and linked on every run:
- * about a third of the CPU a bridged call costs; test/bench/bridged-call.bench.ts, `--layout package`).
+ * a fifth of the CPU a bridged call costs; test/bench/bridged-call.bench.ts, its npm package row).
  *
  * What stays out of the bundle, loaded file by file from the installed packages as before:
  * - the commands that run a server (`agent`, `agent keys`, `bridge`, `up`) and what they import: the
