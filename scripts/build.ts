@@ -19,6 +19,7 @@ import { copyFileSync, cpSync, existsSync, globSync, mkdirSync, readFileSync, rm
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { ensureConsoleBuilt } from './build-console.ts';
+import { bundleCli } from './bundle-cli.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 // `--out DIR` builds elsewhere (the packaging test builds into a temp dir, leaving dist/ alone).
@@ -221,6 +222,8 @@ ensureConsoleBuilt({ quiet: true });
 compile();
 const rootManifest = readJson(join(root, 'package.json'));
 const staged = PACKAGES.map((p) => stage(p, rootManifest));
+// The CLI's client commands run from a bundle (bundle-cli.ts says why and what stays out).
+await bundleCli(root, join(staging, 'client'));
 rmSync(emitDir, { recursive: true, force: true });
 console.log(`built ${staged.map((d) => relative(root, d)).join(', ')}`);
 if (process.argv.includes('--pack')) for (const dir of staged) pack(dir);

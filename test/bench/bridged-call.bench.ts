@@ -4,14 +4,20 @@
  * is timed from spawn to exit (bridge sign-in, the hsc1 channel to the host, whose key proof signs the
  * client in, the call) in alternating pairs with `hostadm --version`: the ratio is what the bridge, the
  * channel and the host add to starting the CLI at all (target ≤ 2×), with its spread (ab-pairs.ts).
+ * Both layouts, each a target row: the repository (`npx hostadm` in a checkout: the TypeScript sources
+ * on the project's Node) and the npm package as installed (installed-cli.ts: compiled, the client
+ * commands bundled). Each row also gives the ratio of the CPU time of the two Node processes
+ * (process-cost.ts), which moves less with the machine's load than the wall time the target is in.
  *
  * Run: node test/bench/bridged-call.bench.ts [pairs]   (or `npm run bench bridged-call`)
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { alternatePairs, formatRatio, median, reportTarget } from './ab-pairs.ts';
+import { alternatePairs, formatRatio, median, reportTarget, summarize } from './ab-pairs.ts';
+import { installPackagedCli } from './installed-cli.ts';
+import { costRecorder, cpuRatios } from './process-cost.ts';
 
 const PAIRS = Number(process.argv[2] ?? process.env.BENCH_ITERATIONS ?? 15);
 const root = new URL('../..', import.meta.url).pathname;
@@ -21,15 +27,19 @@ const PROFILE = 'bench';
 const top = mkdtempSync(join(tmpdir(), 'hostadm-bench-bridged-'));
 const env = { ...process.env, XDG_CONFIG_HOME: join(top, 'config'), HOME: top };
 
-function run(args: string[]): Promise<number> {
-  const start = performance.now();
-  const child = spawn(hostadm, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
-  return new Promise((resolve, reject) =>
-    child.once('close', (code) => (code === 0 ? resolve(performance.now() - start) : reject(new Error(`hostadm ${args.join(' ')} exited ${code}: ${output}`)))),
+/** `--version` against the bridged call with one layout's `hostadm`: prints both ratios, reports the wall-time target. */
+async function layoutRow(layout: string, bin: string, layoutEnv: NodeJS.ProcessEnv): Promise<void> {
+  const version = costRecorder(bin, ['--version'], layoutEnv);
+  const call = costRecorder(bin, ['call', 'systemmanager', 'memorystats', '--profile', PROFILE], layoutEnv);
+  const { ratio, a, b } = await alternatePairs(version.measure, call.measure, PAIRS);
+  const cpu = summarize(cpuRatios(version.cpu, call.cpu));
+  console.log(
+    `${layout}: hostadm call systemmanager memorystats (bridged) / hostadm --version: wall ${formatRatio(ratio)}   medians ${median(b).toFixed(0)} / ${median(a).toFixed(0)} ms`,
   );
+  console.log(
+    `${' '.repeat(layout.length)}  CPU of the Node process: ${formatRatio(cpu)}   medians ${median(call.cpu.slice(2)).toFixed(0)} / ${median(version.cpu.slice(2)).toFixed(0)} ms   (load average ${loadavg()[0]!.toFixed(1)})`,
+  );
+  reportTarget(`CLI (${layout}): a bridged hostadm call vs hostadm --version`, ratio, 2);
 }
 
 const up = spawn(hostadm, ['up', '--port-bridge', '0', '--port-agent', '0', '--data', join(top, 'data'), '--profile', PROFILE], {
@@ -45,16 +55,14 @@ try {
     if (Date.now() > deadline || up.exitCode !== null) throw new Error(`hostadm up did not start:\n${banner}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  console.log(`bridged CLI call through a Node bridge (hostadm up), ${PAIRS} alternating pairs after 2 warm-up pairs`);
-  const { ratio, a, b } = await alternatePairs(
-    () => run(['--version']),
-    () => run(['call', 'systemmanager', 'memorystats', '--profile', PROFILE]),
-    PAIRS,
-  );
-  console.log(
-    `hostadm call systemmanager memorystats (bridged) / hostadm --version: ${formatRatio(ratio)}   medians ${median(b).toFixed(0)} / ${median(a).toFixed(0)} ms`,
-  );
-  reportTarget('CLI: a bridged hostadm call vs hostadm --version', ratio, 2);
+  console.log(`bridged CLI call through a Node bridge (hostadm up), ${PAIRS} alternating pairs after 2 warm-up pairs, per layout`);
+  await layoutRow('repository', hostadm, env);
+  const installed = installPackagedCli();
+  try {
+    await layoutRow('npm package', installed.hostadm, { ...env, PATH: installed.path });
+  } finally {
+    installed.dispose();
+  }
 } finally {
   up.kill('SIGTERM');
   await new Promise((r) => up.once('close', r));

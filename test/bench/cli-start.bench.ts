@@ -6,16 +6,19 @@
  * - a signed-in call resuming a cached token (`call users usershow`) against `--version`;
  * - `call rpc/identify` with Node's compile cache turned off (NODE_DISABLE_COMPILE_CACHE=1) against the
  *   default, where the bin wrapper turns it on: what the cache is worth.
- * Each row also prints both medians in milliseconds (spawn to exit).
+ * Each row also prints both medians in milliseconds (spawn to exit) and the ratio of the CPU time of
+ * the two Node processes (process-cost.ts). The `--version` target is measured for both layouts: the
+ * repository (`npx hostadm` in a checkout) and the npm package as installed (installed-cli.ts).
  *
  * Run: node test/bench/cli-start.bench.ts [pairs]   (or `npm run bench cli-start`)
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestAgent, SIM_PASSWORD } from '../helpers/agent.ts';
-import { alternatePairs, formatRatio, median, reportTarget } from './ab-pairs.ts';
+import { alternatePairs, formatRatio, median, reportTarget, summarize } from './ab-pairs.ts';
+import { installPackagedCli } from './installed-cli.ts';
+import { costRecorder, cpuRatios } from './process-cost.ts';
 
 const PAIRS = Number(process.argv[2] ?? process.env.BENCH_ITERATIONS ?? 20);
 const root = new URL('../..', import.meta.url).pathname;
@@ -29,22 +32,15 @@ function wrapperNodeFlags(): string[] {
   return ['--disable-warning=ExperimentalWarning', ...v8.split(/\s+/).filter(Boolean)];
 }
 
-function timeCommand(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const start = performance.now();
-  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
-  return new Promise((resolve, reject) =>
-    child.once('close', (code) =>
-      code === 0 ? resolve(performance.now() - start) : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${output}`)),
-    ),
-  );
-}
+type Recorder = ReturnType<typeof costRecorder>;
 
-async function row(label: string, a: () => Promise<number>, b: () => Promise<number>, target?: { name: string; limit: number }): Promise<void> {
-  const { ratio, a: costA, b: costB } = await alternatePairs(a, b, PAIRS);
+async function row(label: string, a: Recorder, b: Recorder, target?: { name: string; limit: number }): Promise<void> {
+  const { ratio, a: costA, b: costB } = await alternatePairs(a.measure, b.measure, PAIRS);
+  const cpu = summarize(cpuRatios(a.cpu, b.cpu));
   console.log(`${label.padEnd(62)} ${formatRatio(ratio)}   medians ${median(costB).toFixed(0)} / ${median(costA).toFixed(0)} ms`);
+  console.log(
+    `${'  CPU of the Node processes'.padEnd(62)} ${formatRatio(cpu)}   medians ${median(b.cpu.slice(2)).toFixed(0)} / ${median(a.cpu.slice(2)).toFixed(0)} ms   (load average ${loadavg()[0]!.toFixed(1)})`,
+  );
   if (target) reportTarget(target.name, ratio, target.limit);
 }
 
@@ -61,14 +57,38 @@ try {
   };
   delete env.NODE_COMPILE_CACHE;
   const noCache = { ...env, NODE_DISABLE_COMPILE_CACHE: '1' };
-  const bare = () => timeCommand(nodeBin, [...wrapperNodeFlags(), '-e', '0'], env);
-  const version = () => timeCommand(hostadm, ['--version'], env);
-  const identify = () => timeCommand(hostadm, ['call', 'rpc/identify'], env);
+  const bare = costRecorder(nodeBin, [...wrapperNodeFlags(), '-e', '0'], env);
+  const version = () => costRecorder(hostadm, ['--version'], env);
+  const identify = () => costRecorder(hostadm, ['call', 'rpc/identify'], env);
   console.log(`hostadm start-up: ratios of spawn-to-exit times, ${PAIRS} alternating pairs after 2 warm-up pairs (compile cache warm)`);
-  await row('hostadm --version / bare node -e 0 (same flags)', bare, version, { name: 'CLI: hostadm --version vs a bare start of the same Node', limit: 1.5 });
-  await row('hostadm call rpc/identify / hostadm --version', version, identify);
-  await row('hostadm call users usershow (cached token) / --version', version, () => timeCommand(hostadm, ['call', 'users', 'usershow'], env));
-  await row('call rpc/identify, compile cache off / on', identify, () => timeCommand(hostadm, ['call', 'rpc/identify'], noCache));
+  await row('hostadm --version / bare node -e 0 (same flags)', bare, version(), {
+    name: 'CLI (repository): hostadm --version vs a bare start of the same Node',
+    limit: 1.5,
+  });
+  await row('hostadm call rpc/identify / hostadm --version', version(), identify());
+  await row('hostadm call users usershow (cached token) / --version', version(), costRecorder(hostadm, ['call', 'users', 'usershow'], env));
+  await row('call rpc/identify, compile cache off / on', identify(), costRecorder(hostadm, ['call', 'rpc/identify'], noCache));
+  const installed = installPackagedCli();
+  try {
+    const installedEnv = { ...env, PATH: installed.path };
+    console.log('npm package as installed (compiled, client commands bundled; node from PATH):');
+    await row(
+      'hostadm --version / bare node -e 0 (same flags)',
+      costRecorder(nodeBin, [...wrapperNodeFlags(), '-e', '0'], installedEnv),
+      costRecorder(installed.hostadm, ['--version'], installedEnv),
+      {
+        name: 'CLI (npm package): hostadm --version vs a bare start of the same Node',
+        limit: 1.5,
+      },
+    );
+    await row(
+      'hostadm call rpc/identify / hostadm --version',
+      costRecorder(installed.hostadm, ['--version'], installedEnv),
+      costRecorder(installed.hostadm, ['call', 'rpc/identify'], installedEnv),
+    );
+  } finally {
+    installed.dispose();
+  }
 } finally {
   await agent.dispose();
   rmSync(top, { recursive: true, force: true });

@@ -1,12 +1,13 @@
 /**
- * client/bin/hostadm as installed from npm (compiled cli/src/main.cjs beside it, no sources): it runs on
- * the `node` from PATH when that is 22.16 or later, and otherwise stops saying which Node it found and
- * what it needs. A stand-in `node` on PATH reports a version and prints what it was asked to run.
+ * client/bin/hostadm as installed from npm (compiled cli/src/main.cjs beside it, no sources): it runs
+ * main.cjs on the `node` from PATH, starting Node once (a stand-in `node` on PATH logs each start and
+ * prints what it was asked to run); main.cjs itself stops on a Node older than 22.16, saying which Node
+ * it found and what it needs (main.cts, the same code, run on a Node that reports an older version).
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -22,7 +23,10 @@ function installed(t: TestContext, version: string | null) {
   copyFileSync(join(root, 'client/bin/hostadm'), join(dir, 'pkg/bin/hostadm'));
   mkdirSync(join(dir, 'path'));
   if (version) {
-    writeFileSync(join(dir, 'path/node'), `#!/bin/sh\nif [ "$1" = --version ]; then echo ${version}; exit 0; fi\necho "ran: $*"\n`);
+    writeFileSync(
+      join(dir, 'path/node'),
+      `#!/bin/sh\necho "$*" >> ${join(dir, 'starts.log')}\nif [ "$1" = --version ]; then echo ${version}; exit 0; fi\necho "ran: $*"\n`,
+    );
     chmodSync(join(dir, 'path/node'), 0o755);
   }
   // Only the stand-in: /usr/bin may have a node of its own. sh and its tools come by absolute path.
@@ -31,28 +35,39 @@ function installed(t: TestContext, version: string | null) {
     writeFileSync(join(dir, `path/${tool}`), `#!/bin/sh\nexec ${real} "$@"\n`);
     chmodSync(join(dir, `path/${tool}`), 0o755);
   }
-  return (...args: string[]) =>
+  const run = (...args: string[]) =>
     spawnSync('/bin/sh', [join(dir, 'pkg/bin/hostadm'), ...args], { encoding: 'utf8', env: { PATH: join(dir, 'path'), HOME: dir } });
+  const starts = () => (existsSync(join(dir, 'starts.log')) ? readFileSync(join(dir, 'starts.log'), 'utf8').trim().split('\n') : []);
+  return Object.assign(run, { starts });
 }
 
-test('the compiled CLI runs on the node from PATH when it is new enough', (t) => {
-  for (const version of ['v22.16.0', 'v22.20.1', 'v24.1.0', 'v100.0.0']) {
-    const r = installed(t, version)('ps', '--json');
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(
-      r.stdout,
-      /^ran: --disable-warning=ExperimentalWarning --initial-old-space-size=64 \S+\/pkg\/bin\/\.\.\/cli\/src\/main\.cjs ps --json$/m,
-      version,
-    );
-  }
+test('the compiled CLI runs on the node from PATH, starting Node once', (t) => {
+  const hostadm = installed(t, 'v24.1.0');
+  const r = hostadm('ps', '--json');
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^ran: --disable-warning=ExperimentalWarning --initial-old-space-size=64 \S+\/pkg\/bin\/\.\.\/cli\/src\/main\.cjs ps --json$/m);
+  assert.equal(hostadm.starts().length, 1, `node was started once, not asked its version first: ${hostadm.starts().join(' | ')}`);
 });
 
-test('a Node older than 22.16 is refused with what was found and what is needed', (t) => {
+test('a Node older than 22.16 is refused with what was found and what is needed, before anything loads', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'hostadm-launcher-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   for (const version of ['v22.15.1', 'v22.12.0', 'v20.20.2', 'v18.0.0']) {
-    const r = installed(t, version)('--help');
+    const pretend = join(dir, `node-${version}.cjs`);
+    writeFileSync(
+      pretend,
+      `Object.defineProperty(process, 'version', { value: '${version}' });\nObject.defineProperty(process.versions, 'node', { value: '${version.slice(1)}' });\n`,
+    );
+    const r = spawnSync(process.execPath, ['--require', pretend, join(root, 'client/cli/src/main.cts'), '--help'], { encoding: 'utf8' });
     assert.equal(r.status, 1);
     assert.equal(r.stdout, '', 'nothing was run');
     assert.match(r.stderr, new RegExp(`Node\\.js ${version.replaceAll('.', '\\.')} at .*node is too old; hostadm needs 22\\.16 or later \\(.*node:sqlite`));
+  }
+  for (const version of ['v22.16.0', 'v24.1.0']) {
+    const pretend = join(dir, `node-${version}.cjs`);
+    writeFileSync(pretend, `Object.defineProperty(process.versions, 'node', { value: '${version.slice(1)}' });\n`);
+    const r = spawnSync(process.execPath, ['--require', pretend, join(root, 'client/cli/src/main.cts'), '--version'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
   }
 });
 

@@ -66,7 +66,8 @@ function exitCodes(err: CommanderError): void {
   process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
 }
 
-export function registerClientCommands(program: Command): void {
+/** What every command shares: the version, the exit codes, the closing help text. */
+export function configureProgram(program: Command): void {
   program.version(packageVersion(), '-V, --version', 'print the hostadm version');
   program.exitOverride(exitCodes);
   program.addHelpText(
@@ -77,8 +78,10 @@ or --key FILE. A session token is cached per profile so the next command does no
 Exit codes: 0 ok, 2 usage, 3 sign-in failed, 4 refused by the host, 5 host error or failed job,
 6 connection failure. Details: client/cli/README.md.`,
   );
+}
 
-  // ------------------------------------------------------------------ call
+/** `hostadm call`: any action of any class. */
+export function registerCallCommand(program: Command): void {
   withConnection(
     program
       .command('call')
@@ -95,6 +98,12 @@ Exit codes: 0 ok, 2 usage, 3 sign-in failed, 4 refused by the host, 5 host error
     const { runCall } = await import('./commands/call.ts');
     await runCall(cls, action, args, opts);
   });
+}
+
+/** Every client command (`call` included): connections, profiles, keys, sessions, `up`. */
+export function registerClientCommands(program: Command): void {
+  configureProgram(program);
+  registerCallCommand(program);
 
   // ------------------------------------------------------------------ friendly commands
   withConnection(

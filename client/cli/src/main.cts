@@ -3,7 +3,22 @@
  * definitions load. This one file is CommonJS because Node starts a CommonJS entry without its ES
  * module loader: about 5 ms of CPU less per command (test/bench/cli-start), which is most of what
  * `--version` costs beyond starting Node at all. Everything else is ES modules, from program.ts on.
+ * Whether the Node that runs it is new enough is checked here too, not by the bin wrapper: asking
+ * `node --version` there costs every command a second start of Node (about 3 ms of CPU).
  */
+/**
+ * The agent's and the bridge's stores use node:sqlite with rows as arrays (22.16); the CLI's module
+ * hook needs registerHooks (22.15). Checked before anything loads, so any Node that can parse this
+ * file says clearly what it lacks.
+ */
+const [nodeMajor = 0, nodeMinor = 0] = process.versions.node.split('.').map(Number);
+if (nodeMajor < 22 || (nodeMajor === 22 && nodeMinor < 16)) {
+  process.stderr.write(
+    `hostadm: Node.js ${process.version} at ${process.execPath} is too old; hostadm needs 22.16 or later (the agent's and the bridge's stores use node:sqlite as Node 22.16 and later provide it)\n`,
+  );
+  process.exit(1);
+}
+
 const { readFileSync } = require('node:fs') as typeof import('node:fs');
 const { registerHooks } = require('node:module') as typeof import('node:module');
 const { join } = require('node:path') as typeof import('node:path');
@@ -17,19 +32,43 @@ function packageVersion(): string {
 }
 
 /**
- * zod's index re-exports every one of its 60-odd message locales, and a command that validates (every
- * call does) would load them all: about 16 ms of CPU per command on our machines. hostadm writes its
- * own messages (shared/src/protocol/plain-issues.ts) and zod itself only ever uses English, so the CLI
- * resolves that index to English alone. The agent and the bridge load zod once per process and keep
- * the full index.
+ * Two module resolutions the CLI changes, for start-up time (test/bench/cli-start, bridged-call):
+ * - zod's index re-exports every one of its 60-odd message locales, and a command that validates
+ *   (every call does) would load them all: about 16 ms of CPU per command on our machines. hostadm
+ *   writes its own messages (shared/src/protocol/plain-issues.ts) and zod itself only ever uses
+ *   English, so the CLI resolves that index to English alone.
+ * - `ws` loads node:https and node:tls, and commander node:child_process, when they load, although a
+ *   ws:// connection never uses the first two and hostadm has no executable subcommands for the third:
+ *   about 25 ms of CPU per command together. Those imports get a stand-in that loads the real module
+ *   the first time one of its members is read (a wss:// connection, a spawn).
+ * The agent and the bridge, when this CLI runs them, get the same stand-ins, which cost nothing once loaded.
  */
-function englishOnlyZodLocales(): void {
+const DEFERRED_BUILTINS: Record<string, RegExp> = {
+  https: /\/node_modules\/ws\/lib\//,
+  tls: /\/node_modules\/ws\/lib\//,
+  child_process: /\/node_modules\/commander\/lib\//,
+};
+const DEFERRED_SCHEME = 'hostadm-deferred-builtin:';
+
+function quickerModuleResolution(): void {
   registerHooks({
     resolve(specifier, context, nextResolve) {
+      const builtin = specifier.startsWith('node:') ? specifier.slice(5) : specifier;
+      const importers = Object.hasOwn(DEFERRED_BUILTINS, builtin) ? DEFERRED_BUILTINS[builtin] : undefined;
+      if (importers?.test(context.parentURL ?? '')) return { url: `${DEFERRED_SCHEME}${builtin}`, format: 'commonjs', shortCircuit: true };
       const resolved = nextResolve(specifier, context);
       if (!resolved.url.endsWith('/zod/v4/locales/index.js')) return resolved;
       const english = new URL('./en.js', resolved.url).href;
       return { url: `data:text/javascript,export { default as en } from ${JSON.stringify(english)};`, shortCircuit: true };
+    },
+    load(url, context, nextLoad) {
+      if (!url.startsWith(DEFERRED_SCHEME)) return nextLoad(url, context);
+      const builtin = JSON.stringify(`node:${url.slice(DEFERRED_SCHEME.length)}`);
+      return {
+        format: 'commonjs',
+        source: `module.exports = new Proxy({}, { get: (_, member) => process.getBuiltinModule(${builtin})[member] });`,
+        shortCircuit: true,
+      };
     },
   });
 }
@@ -38,7 +77,7 @@ const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${packageVersion()}\n`);
 } else {
-  englishOnlyZodLocales();
+  quickerModuleResolution();
   import('./program.ts').catch((error: unknown) => {
     console.error(error);
     process.exitCode = 1;

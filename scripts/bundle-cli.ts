@@ -1,0 +1,87 @@
+/**
+ * The installed CLI's client commands as a bundle (esbuild, called by build.ts): `cli/src/program.js`
+ * in the staged client package becomes one ES module with its code split into `cli/src/bundle/*.js`,
+ * one chunk per lazily loaded command and the shared code between them, so `hostadm call` loads
+ * about 40 files instead of about 150 (each file is resolved, read, compiled and linked on every run:
+ * a fifth of the CPU a bridged call costs; test/bench/bridged-call.bench.ts, its npm package row).
+ *
+ * What stays out of the bundle, loaded file by file from the installed packages as before:
+ * - the commands that run a server (`agent`, `agent keys`, `bridge`, `up`) and what they import: the
+ *   agent, the bridge and the console packages and pino. A bundle would give them a second copy of
+ *   zod and the shared code beside the agent's own, in the processes that stay up;
+ * - ws's optional native speed-ups (bufferutil, utf-8-validate), which load by file.
+ * The same two module resolutions as main.cts's hook apply here, at build time: zod's locale index is
+ * English alone, and the node:https, node:tls and node:child_process imports of ws and commander get a
+ * stand-in that loads the module on first use.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { build, type Plugin } from 'esbuild';
+
+/** Client commands that run a server: imported by their installed path (`@hostadm/client/cli/src/commands/<name>.js`). */
+const SERVER_COMMANDS = new Set(['agent', 'agent-keys', 'bridge', 'bridge-admin', 'up']);
+/** Packages that only those commands use. */
+const EXTERNAL_PACKAGES = /^(@hostadm\/(agent|bridge|console)(\/|$)|pino(\/|$)|bufferutil$|utf-8-validate$)/;
+/** As in main.cts: built-in modules imported by ws and commander that a client command rarely uses. */
+const DEFERRED_BUILTINS: Record<string, RegExp> = {
+  https: /[\\/]node_modules[\\/]ws[\\/]lib[\\/]/,
+  tls: /[\\/]node_modules[\\/]ws[\\/]lib[\\/]/,
+  child_process: /[\\/]node_modules[\\/]commander[\\/]lib[\\/]/,
+};
+
+function cliResolution(version: string): Plugin {
+  return {
+    name: 'hostadm-cli',
+    setup(b) {
+      b.onResolve({ filter: /^\.\.?\/.*commands\/[a-z-]+\.ts$/ }, (args) => {
+        const name = /([a-z-]+)\.ts$/.exec(args.path)?.[1] ?? '';
+        if (!SERVER_COMMANDS.has(name) || !args.resolveDir.replaceAll('\\', '/').includes('/cli/src')) return undefined;
+        return { path: `@hostadm/client/cli/src/commands/${name}.js`, external: true };
+      });
+      b.onResolve({ filter: EXTERNAL_PACKAGES }, (args) => ({ path: args.path, external: true }));
+      b.onResolve({ filter: /^(node:)?(https|tls|child_process)$/ }, (args) => {
+        const builtin = args.path.replace(/^node:/, '');
+        return DEFERRED_BUILTINS[builtin]?.test(args.importer) ? { path: builtin, namespace: 'deferred-builtin' } : undefined;
+      });
+      b.onLoad({ filter: /.*/, namespace: 'deferred-builtin' }, (args) => ({
+        contents: `module.exports = new Proxy({}, { get: (_, member) => process.getBuiltinModule(${JSON.stringify(`node:${args.path}`)})[member] });`,
+        loader: 'js',
+      }));
+      b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
+        /[\\/]zod[\\/]v4[\\/]/.test(args.importer) ? { path: 'en', namespace: 'zod-english', pluginData: args.resolveDir } : undefined,
+      );
+      b.onLoad({ filter: /.*/, namespace: 'zod-english' }, (args) => ({
+        contents: `export { default as en } from '../locales/en.js';`,
+        resolveDir: args.pluginData as string,
+        loader: 'js',
+      }));
+      // lib/version.ts reads package.json relative to its own file, which a bundle moves: the version is built in.
+      b.onLoad({ filter: /[\\/]cli[\\/]src[\\/]lib[\\/]version\.ts$/ }, () => ({
+        contents: `export function packageVersion() { return ${JSON.stringify(version)}; }`,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/** Writes the bundle over the staged client package's compiled `cli/src/program.js`. */
+export async function bundleCli(root: string, stagedClient: string): Promise<void> {
+  const version = (JSON.parse(readFileSync(join(root, 'client/package.json'), 'utf8')) as { version: string }).version;
+  const result = await build({
+    entryPoints: { program: join(root, 'client/cli/src/program.ts') },
+    outdir: join(stagedClient, 'cli/src'),
+    chunkNames: 'bundle/[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node22.16',
+    allowOverwrite: true,
+    // CommonJS dependencies (ws, node-forge, cli-table3) call require() for built-in modules.
+    banner: { js: "import { createRequire as __hostadmCreateRequire } from 'node:module'; const require = __hostadmCreateRequire(import.meta.url);" },
+    plugins: [cliResolution(version)],
+    logLevel: 'warning',
+    legalComments: 'none',
+  });
+  if (result.errors.length > 0) throw new Error('bundling the CLI failed');
+}
