@@ -221,7 +221,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       if (closed) return;
       closed = true;
       clearInterval(auditPruneTimer);
-      services.background.close();
+      await services.background.close();
       await bridgeLink?.stop();
       await jobs.close();
       await ws.close();
