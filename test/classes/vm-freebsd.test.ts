@@ -245,7 +245,7 @@ async function freebsdAgent(t: TestContext): Promise<{ host: VmBhyveHost; root: 
   const mount = mkdtempSync(join(tmpdir(), 'hostadm-vmds-'));
   t.after(() => rmSync(mount, { recursive: true, force: true }));
   const host = new VmBhyveHost(mount);
-  const agent = await startTestAgent({ platform: 'freebsd', runner: host, maxIsoBytes: 1024 * 1024 });
+  const agent = await startTestAgent({ platform: 'freebsd', runner: host, maxIsoBytes: 1024 * 1024, freebsdVmTool: 'vm-bhyve' });
   t.after(() => agent.dispose());
   const root = await keySession(t, agent);
   await root.request('events', 'subscribe', ['dispatcher']);
