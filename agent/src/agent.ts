@@ -68,6 +68,8 @@ export interface AgentOptions {
   cgroupRoot?: string;
   /** Linux: whether zpool/zfs are installed (default: looked for on the standard paths). */
   zfsTools?: boolean;
+  /** FreeBSD: the bhyve manager behind the vm class (default: vm-bhyve, else iohyve, as installed). */
+  freebsdVmTool?: 'vm-bhyve' | 'iohyve' | null;
   /** The classes served (default: the registry, `classes/index.ts`); tests add demonstration classes. */
   classes?: ServedClasses;
 }
@@ -137,6 +139,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     jailRoot: options.jailRoot,
     cgroupRoot: options.cgroupRoot,
     zfsTools: options.zfsTools,
+    freebsdVmTool: options.freebsdVmTool,
   });
   const events = new EventBus();
   const dispatcherConfig = { ...DEFAULT_DISPATCHER_CONFIG, ...options.dispatcher };
@@ -221,7 +224,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       if (closed) return;
       closed = true;
       clearInterval(auditPruneTimer);
-      services.background.close();
+      await services.background.close();
       await bridgeLink?.stop();
       await jobs.close();
       await ws.close();
