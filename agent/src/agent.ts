@@ -128,7 +128,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   if (store.tightened.length > 0) logger.warn({ paths: store.tightened }, 'data directory was readable by others: modes tightened to 0700/0600');
   // The sim platform never touches the host unless told to in so many words (--sim-host-commands).
   const runner = options.runner ?? (options.platform === 'sim' && !options.simHostCommands ? new SimulatedRunner() : createRunner());
-  const platform: Platform = createPlatform(options.platform, {
+  const platform: Platform = await createPlatform(options.platform, {
     dataDir: options.dataDir,
     runner,
     simPassword: options.simPassword,

@@ -21,7 +21,8 @@
  *
  * The bridge process starts with the V8 flags of client/bin/hostadm, as `hostadm bridge` does.
  *
- * Env: BENCH_ROUNDS (5), BENCH_WINDOW_MS (1500), BENCH_INFLIGHT (64), BENCH_SIZES (200,16384), BENCH_IDLE_AGENTS (500),
+ * Env: BENCH_ROUNDS (5), BENCH_WINDOW_MS (1500), BENCH_INFLIGHT (64), BENCH_SIZES (200,16384), BENCH_IDLE_AGENTS (500 per memory
+ * round), BENCH_MEMORY_ROUNDS (3),
  * BENCH_SKIP_WORKERS=1 (leaves out the Workers bridge row, which takes ~15 s to start).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -60,6 +61,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const INFLIGHT = Number(process.env.BENCH_INFLIGHT ?? 64);
 const IDLE_AGENTS = Number(process.env.BENCH_IDLE_AGENTS ?? 500);
 const WARM_AGENTS = 100;
+const MEMORY_ROUNDS = Number(process.env.BENCH_MEMORY_ROUNDS ?? 3);
 const SIZES = (process.env.BENCH_SIZES ?? '200,16384').split(',').map(Number);
 const WORKERS = process.env.BENCH_SKIP_WORKERS !== '1';
 const self = fileURLToPath(import.meta.url);
@@ -301,7 +303,7 @@ async function parent(): Promise<void> {
     if ('url' in nginx) await nginx.stop();
 
     // ---- memory per idle agent
-    const tokens = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: IDLE_AGENTS + WARM_AGENTS })).tokens;
+    const tokens = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: MEMORY_ROUNDS * IDLE_AGENTS + WARM_AGENTS })).tokens;
     const keys = tokens.map(() => makeKey('ed25519'));
     const agents: WebSocket[] = [];
     const connectMany = async (from: number, to: number) => {
@@ -313,26 +315,40 @@ async function parent(): Promise<void> {
     };
     // Warm-up: the sign-in path's optimized code and first allocations are not per-connection costs.
     await connectMany(0, WARM_AGENTS);
-    await new Promise((r) => setTimeout(r, 300));
-    const before = (await bridge.ask<{ mem: { rss: number; heap: number } }>({ cmd: 'mem' })).mem;
-    await connectMany(WARM_AGENTS, WARM_AGENTS + IDLE_AGENTS);
-    await new Promise((r) => setTimeout(r, 500));
-    const after = await bridge.ask<{ mem: { rss: number; heap: number }; metrics: { connections: { agent: number } } }>({ cmd: 'mem' });
-    const rssPer = (after.mem.rss - before.rss) / IDLE_AGENTS / 1024;
-    const heapPer = (after.mem.heap - before.heap) / IDLE_AGENTS / 1024;
-
-    // the same for a bare ws server, for reference
     const bare: WebSocket[] = [];
-    for (let i = 0; i < WARM_AGENTS; i++) bare.push(await open(`ws://127.0.0.1:${echoPort}`));
+    const openBare = async (n: number) => {
+      for (let i = 0; i < n; i += 100)
+        bare.push(...(await Promise.all(Array.from({ length: Math.min(100, n - i) }, () => open(`ws://127.0.0.1:${echoPort}`)))));
+    };
+    await openBare(WARM_AGENTS);
     await new Promise((r) => setTimeout(r, 300));
-    const bareBefore = (await echo.ask<{ mem: { rss: number; heap: number } }>({ cmd: 'mem' })).mem;
-    for (let i = 0; i < IDLE_AGENTS; i += 100) bare.push(...(await Promise.all(Array.from({ length: 100 }, () => open(`ws://127.0.0.1:${echoPort}`)))));
-    await new Promise((r) => setTimeout(r, 500));
-    const bareAfter = (await echo.ask<{ mem: { rss: number; heap: number } }>({ cmd: 'mem' })).mem;
-
+    // Rounds of IDLE_AGENTS more on each (the bridge's signed-in agents, then a bare ws server's plain
+    // sockets), each round one ratio of the two growths: the spread says how far RSS readings wander.
+    type Mem = { mem: { rss: number; heap: number } };
+    const perAgent: Array<{ rss: number; heap: number; bareRss: number; bareHeap: number }> = [];
+    for (let round = 0; round < MEMORY_ROUNDS; round++) {
+      const from = WARM_AGENTS + round * IDLE_AGENTS;
+      const before = (await bridge.ask<Mem>({ cmd: 'mem' })).mem;
+      await connectMany(from, from + IDLE_AGENTS);
+      await new Promise((r) => setTimeout(r, 500));
+      const after = (await bridge.ask<Mem>({ cmd: 'mem' })).mem;
+      const bareBefore = (await echo.ask<Mem>({ cmd: 'mem' })).mem;
+      await openBare(IDLE_AGENTS);
+      await new Promise((r) => setTimeout(r, 500));
+      const bareAfter = (await echo.ask<Mem>({ cmd: 'mem' })).mem;
+      const per = (a: number, b: number) => (a - b) / IDLE_AGENTS / 1024;
+      perAgent.push({
+        rss: per(after.rss, before.rss),
+        heap: per(after.heap, before.heap),
+        bareRss: per(bareAfter.rss, bareBefore.rss),
+        bareHeap: per(bareAfter.heap, bareBefore.heap),
+      });
+    }
+    const agentsNow = (await bridge.ask<{ metrics: { connections: { agent: number } } }>({ cmd: 'mem' })).metrics.connections.agent;
+    const kib = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' / ');
     console.log(
-      `memory per idle signed-in agent on the bridge (${after.metrics.connections.agent} agents): RSS ${rssPer.toFixed(1)} KiB, heap ${heapPer.toFixed(1)} KiB` +
-        `   (bare ws server: RSS ${((bareAfter.rss - bareBefore.rss) / IDLE_AGENTS / 1024).toFixed(1)} KiB, heap ${((bareAfter.heap - bareBefore.heap) / IDLE_AGENTS / 1024).toFixed(1)} KiB)`,
+      `memory per idle signed-in agent on the bridge (${agentsNow} agents, ${MEMORY_ROUNDS} rounds of ${IDLE_AGENTS}): RSS ${kib(perAgent.map((p) => p.rss))} KiB, heap ${kib(perAgent.map((p) => p.heap))} KiB` +
+        `   (bare ws server per socket: RSS ${kib(perAgent.map((p) => p.bareRss))} KiB, heap ${kib(perAgent.map((p) => p.bareHeap))} KiB)`,
     );
     for (const size of SIZES) {
       const at = `${sizeLabel(size)} × ${INFLIGHT}`;
@@ -341,8 +357,8 @@ async function parent(): Promise<void> {
         reportTarget(`Relay: bridge vs nginx, msg/s at ${at}`, pairRatio('bridge', 'nginx', size, INFLIGHT), 1.0, 'at-least');
       reportTarget(`Channel: bridge+hsc1 vs bridge, msg/s at ${at}`, pairRatio('bridge+hsc1‡', 'bridge', size, INFLIGHT), 0.7, 'at-least');
     }
-    const bareRssPer = (bareAfter.rss - bareBefore.rss) / IDLE_AGENTS / 1024;
-    reportTarget('Memory: bridge RSS per idle agent vs a bare ws server (one sample each)', summarize([rssPer / bareRssPer]), 1.0);
+    reportTarget('Memory: bridge RSS per idle agent vs a bare ws server, per round', summarize(perAgent.map((p) => p.rss / p.bareRss)), 1.0);
+    reportTarget('Memory: bridge heap per idle agent vs a bare ws server, per round', summarize(perAgent.map((p) => p.heap / p.bareHeap)), 1.0);
     for (const ws of [...agents, ...bare]) ws.terminate();
     bridge.proc.send({ cmd: 'stop' });
     await new Promise((r) => bridge.proc.once('exit', r));
