@@ -241,6 +241,13 @@ export class BridgeLink {
       if (env.name === 'error') this.log.warn({ state, id: env.id, error: env.args }, 'the bridge refused a request of the agent');
       return;
     }
+    if (env.name === 'error' && state === 'enrolling' && errorCode(env.args) === 409) {
+      // The bridge knows this host key already: enrolled before under another address of the same
+      // bridge (a new port, a lost enrollment file). Signing in settles it: a revoked key is refused there.
+      this.log.info({ bridge: this.options.url, error: env.args }, 'the bridge already knows this host key; signing in');
+      this.request('signing-in', 'auth_ssl', '');
+      return;
+    }
     if (env.name === 'error') {
       this.log.error({ state, error: env.args }, 'the bridge refused the agent');
       this.ws?.close(1000, 'sign-in refused');
@@ -248,13 +255,14 @@ export class BridgeLink {
     }
     switch (state) {
       case 'enrolling':
-        writeFileSync(this.enrollmentFile(), JSON.stringify({ url: this.options.url, registered: env.args }), { mode: 0o600 });
+        this.recordEnrollment(env.args);
         this.request('signing-in', 'auth_ssl', '');
         return;
       case 'signing-in':
         this.proveKey(env.args);
         return;
       case 'proving':
+        if (this.options.joinToken && !this.enrolled()) this.recordEnrollment(null);
         this.state = 'ready';
         this.attempt = 0;
         this.log.info({ bridge: this.options.url }, 'signed in to bridge');
@@ -301,6 +309,11 @@ export class BridgeLink {
     return { md5_keys: keys.bridgeChecksums(), password_signin: config.allowPasswordAuth };
   }
 
+  /** `registered` is the bridge's enrollment reply, or null when the bridge had the key already. */
+  private recordEnrollment(registered: unknown): void {
+    writeFileSync(this.enrollmentFile(), JSON.stringify({ url: this.options.url, registered }), { mode: 0o600 });
+  }
+
   private enrollmentFile(): string {
     return join(this.options.dataDir, 'bridge-enrollment.json');
   }
@@ -314,4 +327,8 @@ export class BridgeLink {
       return false;
     }
   }
+}
+
+function errorCode(args: unknown): unknown {
+  return typeof args === 'object' && args !== null ? (args as { code?: unknown }).code : undefined;
 }
