@@ -21,11 +21,10 @@ import { channelFrom, fixedField, HandshakeError, isRecord, type HostKey } from 
 import type { SecureChannel } from './channel.ts';
 import { importEd25519PublicKey } from './keys.ts';
 import { concatBytes, constantTimeEqual, fromBase64, isBase64, randomBytes, sha256, subtle, toBase64, utf8Encode } from './subtle.ts';
-import { generateEphemeral, HSC1_VERSION, SIZES, x25519 } from './transcript.ts';
+import { generateEphemeral, HSC1_VERSION, LABEL_RESUME_HOST_SIG, SIZES, x25519 } from './transcript.ts';
 
 export const RESUMPTION_VERSION = 'hsr1';
 export const LABEL_RESUME_TRANSCRIPT = 'hostadm-hsr1';
-export const LABEL_RESUME_HOST_SIG = 'hostadm-hsr1 host';
 /**
  * The one HKDF expansion of a resumption, cut at fixed offsets into its six outputs. One labelled
  * expansion instead of six: each WebCrypto call costs ~20–40 µs of thread-pool overhead, and the

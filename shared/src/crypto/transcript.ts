@@ -12,6 +12,8 @@ export const LABEL_CLIENT_SIG = 'hostadm-hsc1 client';
 export const INFO_C2A = 'hostadm-hsc1 c2a';
 export const INFO_A2C = 'hostadm-hsc1 a2c';
 export const INFO_SID = 'hostadm-hsc1 sid';
+/** What the host key signs in a resumption (resumption.ts): "hostadm-hsr1 host" ‖ Tr. */
+export const LABEL_RESUME_HOST_SIG = 'hostadm-hsr1 host';
 /** The secret a resumption ticket stands for (resumption.ts); never a traffic key. */
 export const INFO_RESUMPTION = 'hostadm-hsc1 resumption';
 
