@@ -1,7 +1,8 @@
 /**
  * Clients that reach this agent through a bridge (docs/bridge-protocol.md §3). Each gets its own hsc1
  * channel and its own pipeline connection, so it is authorized, audited and served exactly like a
- * direct client. Nothing but `identify` and the channel's C1 is accepted in plain.
+ * direct client. Nothing but `identify`, the channel's C1 and a resumption's R1 (relayed-resume.ts) is
+ * accepted in plain.
  */
 import {
   answerClientHandshake,
