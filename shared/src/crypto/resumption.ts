@@ -120,7 +120,11 @@ export class TicketTable {
   }
 
   issue(state: TicketState, now: number): TicketMessageArgs {
-    for (const [id, old] of this.tickets) if (old.expiresAt <= now) this.forget(id);
+    // Oldest first (insertion order), so expired tickets sit at the front: stop at the first live one.
+    for (const [id, old] of this.tickets) {
+      if (old.expiresAt > now) break;
+      this.forget(id);
+    }
     // Full: the oldest ticket goes (its client falls back to a full handshake).
     while (this.tickets.size >= this.maxTickets) this.forget(this.tickets.keys().next().value as string);
     const ticket = toBase64(randomBytes(SIZES.key));
