@@ -41,9 +41,9 @@ export interface ResumedChannel {
 
 export class RelayedTickets {
   private readonly table = new TicketTable();
-  private readonly keys: Pick<KeyRegistry, 'findByMd5'>;
+  private readonly keys: Pick<KeyRegistry, 'ownerOf'>;
 
-  constructor(keys: Pick<KeyRegistry, 'findByMd5'>) {
+  constructor(keys: Pick<KeyRegistry, 'ownerOf'>) {
     this.keys = keys;
   }
 
@@ -73,7 +73,7 @@ export class RelayedTickets {
     const id = ticketOfR1(r1Args);
     const state = id === null ? null : this.table.take(id, now);
     if (!state) throw new HostadmError('UNAUTHORIZED', 'auth_resume: unknown, used or expired ticket');
-    const key = this.keys.findByMd5(state.md5Key);
+    const key = this.keys.ownerOf(state.md5Key);
     if (!key || key.user !== state.user || key.algorithm !== 'rsa') {
       state.secret.fill(0);
       throw new HostadmError('UNAUTHORIZED', 'auth_resume: the key behind the ticket is no longer registered to its user');
