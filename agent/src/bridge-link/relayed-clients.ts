@@ -1,7 +1,8 @@
 /**
  * Clients that reach this agent through a bridge (docs/bridge-protocol.md §3). Each gets its own hsc1
  * channel and its own pipeline connection, so it is authorized, audited and served exactly like a
- * direct client. Nothing but `identify` and the channel's C1 is accepted in plain.
+ * direct client. Nothing but `identify`, the channel's C1 and a resumption's R1 (relayed-resume.ts) is
+ * accepted in plain.
  */
 import {
   answerClientHandshake,
@@ -9,6 +10,7 @@ import {
   channelClosedNotice,
   HandshakeError,
   MAX_SEALED_PLAINTEXT_BYTES,
+  TICKET_MESSAGE_ID,
   type HostKey,
   type SecureChannel,
 } from '@hostadm/shared/crypto/index.ts';
@@ -18,6 +20,7 @@ import type { Connection } from '../server/context.ts';
 import type { Pipeline } from '../server/pipeline.ts';
 import { startKeySession } from '../server/auth-ops.ts';
 import { parsePublicKey, type ParsedKey } from '../server/keys.ts';
+import { RelayedTickets, type TicketSeed } from './relayed-resume.ts';
 
 /**
  * What a verified C2 leads to: a session as the key's owner (`registered`); the key registered for the
@@ -27,10 +30,12 @@ import { parsePublicKey, type ParsedKey } from '../server/keys.ts';
  */
 type C2Outcome = { kind: 'registered'; user: string } | { kind: 'authorized'; pubKey: string; parsed: ParsedKey } | { kind: 'password' };
 
-interface PendingC2 {
-  verifyC2(args: unknown): Promise<boolean>;
-  md5Key: string;
-  outcome: C2Outcome;
+/** The proof a new channel waits for: C2 (`auth_ssl`, the key's signature) or RC (`auth_resume`, the ticket's confirm). */
+interface PendingProof {
+  name: 'auth_ssl' | 'auth_resume';
+  verify(args: unknown): Promise<boolean>;
+  /** Once proven: the reply (a session, or the invitation to sign in), a ticket sent sealed just before it. */
+  complete(client: RelayedClient): Promise<unknown>;
   deadline: number;
 }
 
@@ -39,8 +44,8 @@ interface RelayedClient {
   readonly clientId: string;
   readonly connection: Connection;
   channel: SecureChannel | null;
-  /** Set between A1 and C2; C2 is accepted once, within the window. */
-  pending: PendingC2 | null;
+  /** Set between A1 and C2 (or RA and RC); the proof is accepted once, within the window. */
+  pending: PendingProof | null;
   /** Frames to one client leave in seal order. */
   sendChain: Promise<void>;
 }
@@ -59,9 +64,11 @@ const C2_WINDOW_MS = 30_000;
 export class RelayedClients {
   private readonly clients = new Map<string, RelayedClient>();
   private readonly options: RelayedClientsOptions;
+  private readonly tickets: RelayedTickets;
 
   constructor(options: RelayedClientsOptions) {
     this.options = options;
+    this.tickets = new RelayedTickets(options.pipeline.services.keys);
   }
 
   get size(): number {
@@ -105,25 +112,65 @@ export class RelayedClients {
       reply(await this.options.pipeline.handle(this.connectionFor(clientId).connection, value));
       return;
     }
-    if (request?.namespace !== 'rpc' || request.name !== 'auth_ssl') {
+    if (request?.namespace !== 'rpc' || (request.name !== 'auth_ssl' && request.name !== 'auth_resume')) {
       reply(errorEnvelope(id, 'rpc', { code: 401, message: 'Unauthorized' }));
       return;
     }
     try {
-      reply(responseEnvelope(id, 'rpc', await this.answerC1(clientId, request.args)));
+      const answer = request.name === 'auth_ssl' ? this.answerC1(clientId, request.args) : this.answerR1(clientId, request.args);
+      reply(responseEnvelope(id, 'rpc', await answer));
     } catch (cause) {
-      reply(errorEnvelope(id, 'rpc', toHostadmError(cause).toArgs()));
+      const err = toHostadmError(cause);
+      if (request.name === 'auth_resume') this.auditRefusal(clientId, 'auth_resume', err.status, err.message);
+      reply(errorEnvelope(id, 'rpc', err.toArgs()));
     }
+  }
+
+  /** R1: a resumption ticket instead of C1 (relayed-resume.ts); its channel then waits for RC. */
+  private async answerR1(clientId: string, args: unknown): Promise<unknown> {
+    const { clock } = this.options.pipeline.services;
+    this.checkCapacity(clientId);
+    const resumed = await this.tickets.answer(args, await this.options.hostKey(), clock.now());
+    this.drop(clientId);
+    const client = this.connectionFor(clientId, resumed.seed.md5Key);
+    client.channel = resumed.channel;
+    client.pending = {
+      name: 'auth_resume',
+      verify: async (rcArgs) => resumed.verifyRc(rcArgs),
+      complete: (c) => this.signInWithTicket(c, resumed.seed, 'resumed'),
+      deadline: clock.now() + C2_WINDOW_MS,
+    };
+    return resumed.raArgs;
+  }
+
+  /** A key session for the seed's user (re-checking that the user may sign in), preceded by a fresh ticket. */
+  private async signInWithTicket(client: RelayedClient, seed: TicketSeed, how: 'handshake' | 'resumed'): Promise<unknown> {
+    const { services } = this.options.pipeline;
+    const ctx = { services, connection: client.connection, session: null, audit: { detail: '' } };
+    const reply = await startKeySession(seed.user, seed.md5Key, ctx, how);
+    const ticket = this.tickets.issue(seed, services.clock.now());
+    if (ticket) this.sendSealed(client, responseEnvelope(TICKET_MESSAGE_ID, 'rpc', ticket));
+    return reply;
+  }
+
+  private checkCapacity(clientId: string): void {
+    if (!this.clients.has(clientId) && this.clients.size >= (this.options.maxClients ?? 1024)) {
+      throw new HostadmError('UNAVAILABLE', 'too many clients through the bridge; try again later');
+    }
+  }
+
+  private auditRefusal(clientId: string, name: string, code: number, detail = ''): void {
+    const address = this.clients.get(clientId)?.connection.address ?? `bridge:${clientId}`;
+    this.options.pipeline.services.audit.record({ user: '', address, transport: 'bridge', namespace: 'rpc', name, action: '', code, detail });
   }
 
   private async answerC1(clientId: string, args: unknown): Promise<unknown> {
     const { md5Key, spkiPem, outcome } = this.c1Key(args);
-    if (!this.clients.has(clientId) && this.clients.size >= (this.options.maxClients ?? 1024)) {
-      throw new HostadmError('UNAVAILABLE', 'too many clients through the bridge; try again later');
-    }
+    this.checkCapacity(clientId);
+    const hostKey = await this.options.hostKey();
     let handshake: Awaited<ReturnType<typeof answerClientHandshake>>;
     try {
-      handshake = await answerClientHandshake({ c1Args: args, clientSpkiPem: spkiPem, hostKey: await this.options.hostKey() });
+      handshake = await answerClientHandshake({ c1Args: args, clientSpkiPem: spkiPem, hostKey });
     } catch (err) {
       if (err instanceof HandshakeError && err.reason === 'downgrade') {
         throw new HostadmError('BAD_REQUEST', 'the unprotected bridge channel is refused; use the hsc1 channel');
@@ -135,7 +182,19 @@ export class RelayedClients {
     this.drop(clientId);
     const client = this.connectionFor(clientId, md5Key);
     client.channel = handshake.channel;
-    client.pending = { verifyC2: handshake.verifyC2, md5Key, outcome, deadline: this.options.pipeline.services.clock.now() + C2_WINDOW_MS };
+    const now = this.options.pipeline.services.clock.now();
+    // A client that keeps tickets asks for one in C1; the channel version it negotiated goes into it.
+    const wantsTicket = (args as { want_ticket?: unknown }).want_ticket === true;
+    const seed = wantsTicket
+      ? { hostKey: hostKey.publicRaw, channel: String((args as { channel?: unknown }).channel), secret: handshake.resumptionSecret, provenAt: now }
+      : null;
+    if (!seed) handshake.resumptionSecret.fill(0);
+    client.pending = {
+      name: 'auth_ssl',
+      verify: handshake.verifyC2,
+      complete: (c) => this.afterKeyProof(c, md5Key, outcome, seed),
+      deadline: now + C2_WINDOW_MS,
+    };
     return handshake.a1Args;
   }
 
@@ -177,7 +236,7 @@ export class RelayedClients {
       return;
     }
     if (client.pending) {
-      await this.verifyC2(client, readEnvelope(value));
+      await this.verifyProof(client, readEnvelope(value));
       return;
     }
     // The pipeline reads the request itself, answering a malformed one with its field errors.
@@ -185,39 +244,39 @@ export class RelayedClients {
     this.sendSealed(client, reply);
   }
 
-  private async verifyC2(client: RelayedClient, envelope: WireEnvelope | null): Promise<void> {
+  private async verifyProof(client: RelayedClient, envelope: WireEnvelope | null): Promise<void> {
     const id = envelope?.id ?? '';
-    const pending = client.pending as NonNullable<RelayedClient['pending']>;
-    client.pending = null; // C2 is accepted once, right or wrong
+    const pending = client.pending as PendingProof;
+    client.pending = null; // the proof is accepted once, right or wrong
     const { services } = this.options.pipeline;
     const ok =
       envelope !== null &&
       envelope.namespace === 'rpc' &&
-      envelope.name === 'auth_ssl' &&
+      envelope.name === pending.name &&
       services.clock.now() <= pending.deadline &&
-      (await pending.verifyC2(envelope.args));
+      (await pending.verify(envelope.args));
     if (!ok) {
-      services.audit.record({ user: '', address: client.connection.address, transport: 'bridge', namespace: 'rpc', name: 'auth_ssl', action: '', code: 401 });
+      this.auditRefusal(client.clientId, pending.name, 401);
       this.sendSealed(client, errorEnvelope(id, 'rpc', { code: 401, message: 'Unauthorized' }));
       // The key proof failed: nothing more may come over this channel.
       client.sendChain = client.sendChain.then(() => this.drop(client.clientId));
       return;
     }
     try {
-      this.sendSealed(client, responseEnvelope(id, 'rpc', await this.afterKeyProof(client, pending)));
+      this.sendSealed(client, responseEnvelope(id, 'rpc', await pending.complete(client)));
     } catch (cause) {
       this.sendSealed(client, errorEnvelope(id, 'rpc', toHostadmError(cause).toArgs()));
     }
   }
 
   /** The C2 reply once the key is proven: a session (`[token, seconds]`), or the invitation to sign in. */
-  private async afterKeyProof(client: RelayedClient, pending: PendingC2): Promise<unknown> {
+  private async afterKeyProof(client: RelayedClient, md5Key: string, outcome: C2Outcome, seed: Omit<TicketSeed, 'md5Key' | 'user'> | null): Promise<unknown> {
     const { services } = this.options.pipeline;
     const ctx = { services, connection: client.connection, session: null, audit: { detail: '' } };
-    const { outcome } = pending;
-    if (outcome.kind === 'registered') return startKeySession(outcome.user, pending.md5Key, ctx);
+    const signIn = (user: string) => (seed ? this.signInWithTicket(client, { ...seed, md5Key, user }, 'handshake') : startKeySession(user, md5Key, ctx));
+    if (outcome.kind === 'registered') return signIn(outcome.user);
     if (outcome.kind === 'authorized') {
-      const user = services.keys.registerAuthorized(pending.md5Key, outcome.pubKey, outcome.parsed);
+      const user = services.keys.registerAuthorized(md5Key, outcome.pubKey, outcome.parsed);
       if (user === null) throw new HostadmError('UNAUTHORIZED'); // the authorization expired since C1
       services.audit.record({
         user,
@@ -227,10 +286,11 @@ export class RelayedClients {
         name: 'register_ssl_cert',
         action: '',
         code: 200,
-        detail: `key ${pending.md5Key} authorized on the host`,
+        detail: `key ${md5Key} authorized on the host`,
       });
-      return startKeySession(user, pending.md5Key, ctx);
+      return signIn(user);
     }
+    seed?.secret.fill(0);
     // Proven but unknown here: the channel stays open, signed out; only the rpc auth family is served.
     return { signed_in: false, sign_in: ['password'], message: 'this host does not know your key yet: sign in with a password, then register the key' };
   }

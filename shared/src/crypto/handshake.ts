@@ -76,12 +76,12 @@ export const PIECE_BYTES = 190;
 const MAX_PIECES = 8;
 const MAX_RSA_B64 = 1400; // an 8192-bit RSA block is 1024 bytes = 1368 base64 characters
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A strictly base64 field of exactly `size` bytes, or null. */
-function fixedField(record: Record<string, unknown>, name: string, size: number): Uint8Array | null {
+export function fixedField(record: Record<string, unknown>, name: string, size: number): Uint8Array | null {
   const value = record[name];
   if (!isBase64(value) || value.length !== Math.ceil(size / 3) * 4) return null;
   const bytes = fromBase64(value);
@@ -97,7 +97,7 @@ async function keysOrReason<T>(reason: HandshakeErrorReason, run: () => Promise<
   }
 }
 
-async function channelFrom(role: 'client' | 'agent', secrets: SessionSecrets): Promise<SecureChannel> {
+export async function channelFrom(role: 'client' | 'agent', secrets: SessionSecrets): Promise<SecureChannel> {
   try {
     return await SecureChannel.create(role, secrets);
   } finally {
@@ -165,6 +165,8 @@ export interface ClientHandshakeResult {
   testString: string;
   /** Send these, sealed with `channel`, as the `auth_ssl` C2 request. */
   c2Args: C2Args;
+  /** What a resumption ticket from this session stands for (resumption.ts); keep it as secret as a key. */
+  resumptionSecret: Uint8Array;
 }
 
 export interface ClientHandshake {
@@ -258,7 +260,14 @@ export async function startClientHandshake(options: ClientHandshakeOptions): Pro
     shared.fill(0);
     const channel = await channelFrom('client', secrets);
     const signature = new Uint8Array(await subtle().sign({ name: 'RSASSA-PKCS1-v1_5' }, signKey, clientSignedMessage(transcript, testString)));
-    return { channel, hostKey: toBase64(hostKey), hostKeyFingerprint: presented, testString, c2Args: { signature: toBase64(signature) } };
+    return {
+      channel,
+      hostKey: toBase64(hostKey),
+      hostKeyFingerprint: presented,
+      testString,
+      c2Args: { signature: toBase64(signature) },
+      resumptionSecret: secrets.resumption,
+    };
   }
 
   return { c1Args, finish };
@@ -297,6 +306,8 @@ export interface AgentHandshake {
   md5Key: string;
   /** Checks C2's signature with the key of step 2. */
   verifyC2(c2Args: unknown): Promise<boolean>;
+  /** What a resumption ticket issued after C2 stands for (resumption.ts). */
+  resumptionSecret: Uint8Array;
 }
 
 /** Whether C1 args ask for the hsc1 channel (the agent routes other forms elsewhere or refuses them). */
@@ -370,5 +381,5 @@ export async function answerClientHandshake(options: AgentHandshakeOptions): Pro
     }
   }
 
-  return { a1Args: { test_string: encTest ?? '', new_ssl_key: pieces }, channel, md5Key: md5, verifyC2 };
+  return { a1Args: { test_string: encTest ?? '', new_ssl_key: pieces }, channel, md5Key: md5, verifyC2, resumptionSecret: secrets.resumption };
 }

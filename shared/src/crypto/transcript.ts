@@ -12,6 +12,10 @@ export const LABEL_CLIENT_SIG = 'hostadm-hsc1 client';
 export const INFO_C2A = 'hostadm-hsc1 c2a';
 export const INFO_A2C = 'hostadm-hsc1 a2c';
 export const INFO_SID = 'hostadm-hsc1 sid';
+/** What the host key signs in a resumption (resumption.ts): "hostadm-hsr1 host" ‖ Tr. */
+export const LABEL_RESUME_HOST_SIG = 'hostadm-hsr1 host';
+/** The secret a resumption ticket stands for (resumption.ts); never a traffic key. */
+export const INFO_RESUMPTION = 'hostadm-hsc1 resumption';
 
 /** Sizes of the binary handshake fields, in bytes. */
 export const SIZES = { eph: 32, nonce: 32, hostKey: 32, hostSig: 64, key: 32, sid: 16 } as const;
@@ -63,13 +67,22 @@ export interface SessionSecrets {
   sid: Uint8Array;
 }
 
-/** k_c2a, k_a2c and sid: HKDF-SHA256 over the X25519 secret, salted with T, one info label each. */
-export async function deriveSessionSecrets(shared: Uint8Array, transcript: Uint8Array): Promise<SessionSecrets> {
+/**
+ * k_c2a, k_a2c, sid and the resumption secret: HKDF-SHA256 over the X25519 secret, salted with T, one
+ * info label each. The resumption secret is a one-way output: it reveals neither the traffic keys nor
+ * the X25519 secret of this session.
+ */
+export async function deriveSessionSecrets(shared: Uint8Array, transcript: Uint8Array): Promise<SessionSecrets & { resumption: Uint8Array }> {
   const ikm = await subtle().importKey('raw', shared, { name: 'HKDF' }, false, ['deriveBits']);
   const derive = async (info: string, bytes: number) =>
     new Uint8Array(await subtle().deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: transcript, info: utf8Encode(info) }, ikm, bytes * 8));
-  const [kC2a, kA2c, sid] = await Promise.all([derive(INFO_C2A, SIZES.key), derive(INFO_A2C, SIZES.key), derive(INFO_SID, SIZES.sid)]);
-  return { kC2a, kA2c, sid };
+  const [kC2a, kA2c, sid, resumption] = await Promise.all([
+    derive(INFO_C2A, SIZES.key),
+    derive(INFO_A2C, SIZES.key),
+    derive(INFO_SID, SIZES.sid),
+    derive(INFO_RESUMPTION, SIZES.key),
+  ]);
+  return { kC2a, kA2c, sid, resumption };
 }
 
 // ---- X25519 ----
