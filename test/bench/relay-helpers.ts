@@ -225,6 +225,10 @@ export interface Cell {
   p99: number;
   /** CPU of the relay process (or echo server) per frame it forwarded (or echoed), µs. */
   cpuPerFrame: number;
+  /** CPU of the load client (this process: for the secure paths its seal and open) per round trip, µs. */
+  clientCpuPerMsg: number;
+  /** CPU of the far end (echo peer or agent; NaN when not given) per round trip, µs. */
+  farCpuPerMsg: number;
 }
 
 /**
@@ -232,7 +236,7 @@ export interface Cell {
  * `framesPerMsg`: frames the measured process handles per round trip (a relay forwards 2, an echo
  * server answers 1).
  */
-export async function measure(link: Link, inflight: number, pid: number, framesPerMsg: number): Promise<Cell> {
+export async function measure(link: Link, inflight: number, pid: number, framesPerMsg: number, farPid = 0): Promise<Cell> {
   const mask = (1 << 20) - 1;
   const sentAt = new Float64Array(mask + 1);
   let seq = 0;
@@ -262,9 +266,13 @@ export async function measure(link: Link, inflight: number, pid: number, framesP
   counting = true;
   const t0 = performance.now();
   const cpu0 = cpuSeconds(pid);
+  const far0 = farPid ? cpuSeconds(farPid) : NaN;
+  const own0 = process.cpuUsage();
   await new Promise((r) => setTimeout(r, WINDOW_MS));
   counting = false;
   const cpu1 = cpuSeconds(pid);
+  const far1 = farPid ? cpuSeconds(farPid) : NaN;
+  const own = process.cpuUsage(own0);
   const seconds = (performance.now() - t0) / 1000;
   sending = false;
   await new Promise<void>((resolve) => {
@@ -275,7 +283,14 @@ export async function measure(link: Link, inflight: number, pid: number, framesP
   stop();
   rtts.sort((a, b) => a - b);
   const pct = (p: number) => rtts[Math.min(rtts.length - 1, Math.floor(p * rtts.length))] ?? NaN;
-  return { msgsPerSec: count / seconds, p50: pct(0.5), p99: pct(0.99), cpuPerFrame: ((cpu1 - cpu0) * 1e6) / (count * framesPerMsg) };
+  return {
+    msgsPerSec: count / seconds,
+    p50: pct(0.5),
+    p99: pct(0.99),
+    cpuPerFrame: ((cpu1 - cpu0) * 1e6) / (count * framesPerMsg),
+    clientCpuPerMsg: (own.user + own.system) / count,
+    farCpuPerMsg: ((far1 - far0) * 1e6) / count,
+  };
 }
 
 // ---------------------------------------------------------------- the hsc1 channel over the relay

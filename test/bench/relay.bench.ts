@@ -158,7 +158,8 @@ async function parent(): Promise<void> {
     const bridgeUrl = (await bridge.next<{ url: string }>()).url;
     const clientKey = makeKey('rsa');
     const [agentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
-    await spawn('echo-peer', [bridgeUrl, agentToken!, clientKey.md5]).next();
+    const bridgeEcho = spawn('echo-peer', [bridgeUrl, agentToken!, clientKey.md5]);
+    await bridgeEcho.next();
     const [clientToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'client', n: 1 })).tokens;
     const { ws: viaBridge, offer } = await bridgeSignIn(bridgeUrl, 'client', clientKey, clientToken!, [clientKey.md5]);
     const agentId = offer[0];
@@ -178,7 +179,7 @@ async function parent(): Promise<void> {
       if (!id || secureOffer.length !== 1) throw new Error(`the bridge offered ${JSON.stringify(secureOffer)} to the secure client`);
       const channel = await clientChannel(ws, id, secureKey, hostPublicRaw, offerHsc2);
       if (channel.version !== (offerHsc2 ? 'hsc2' : 'hsc1')) throw new Error(`the secure channel is ${channel.version}`);
-      return { ws, id, channel };
+      return { ws, id, channel, farPid: secureAgent.proc.pid! };
     };
     const hsc1 = await secureChannel(false);
     const hsc2 = await secureChannel(true);
@@ -201,14 +202,30 @@ async function parent(): Promise<void> {
 
     // The same bytes on every path: direct and minimal carry a dummy first line as long as the bridge's.
     const dummy = 'agent-00000000-0000-0000-0000-000000000000';
-    const paths: Array<{ name: string; link: (size: number) => Link; pid: number; frames: number; unloaded: boolean }> = [
+    const paths: Array<{ name: string; link: (size: number) => Link; pid: number; frames: number; unloaded: boolean; farPid?: number }> = [
       { name: 'direct', link: (size) => plainLink(direct, dummy, size), pid: echo.proc.pid!, frames: 1, unloaded: true },
       { name: 'minimal relay', link: (size) => plainLink(minimal, dummy, size), pid: minimalChild.proc.pid!, frames: 2, unloaded: true },
       ...('url' in nginx && viaNginx
         ? [{ name: 'nginx', link: (size: number) => plainLink(viaNginx, dummy, size), pid: nginx.pid, frames: 2, unloaded: true }]
         : []),
       { name: 'minimal+heap†', link: (size) => plainLink(heavy, dummy, size), pid: heavyChild.proc.pid!, frames: 2, unloaded: false },
-      { name: 'bridge', link: (size) => plainLink(viaBridge, agentId, size), pid: bridge.proc.pid!, frames: 2, unloaded: true },
+      { name: 'bridge', link: (size) => plainLink(viaBridge, agentId, size), pid: bridge.proc.pid!, frames: 2, unloaded: true, farPid: bridgeEcho.proc.pid! },
+      {
+        name: 'bridge+hsc2‡',
+        link: (size) => secureLink(hsc2.ws, hsc2.id, size, hsc2.channel),
+        pid: bridge.proc.pid!,
+        frames: 2,
+        unloaded: true,
+        farPid: hsc2.farPid,
+      },
+      {
+        name: 'bridge+hsc1‡',
+        link: (size) => secureLink(hsc1.ws, hsc1.id, size, hsc1.channel),
+        pid: bridge.proc.pid!,
+        frames: 2,
+        unloaded: true,
+        farPid: hsc1.farPid,
+      },
       ...(workers && viaWorkers
         ? [
             {
@@ -220,17 +237,16 @@ async function parent(): Promise<void> {
             },
           ]
         : []),
-      { name: 'bridge+hsc1‡', link: (size) => secureLink(hsc1.ws, hsc1.id, size, hsc1.channel), pid: bridge.proc.pid!, frames: 2, unloaded: true },
-      { name: 'bridge+hsc2‡', link: (size) => secureLink(hsc2.ws, hsc2.id, size, hsc2.channel), pid: bridge.proc.pid!, frames: 2, unloaded: true },
     ];
     const results = new Map<string, Cell[]>();
     const cells: Array<{ path: (typeof paths)[number]; size: number; inflight: number }> = [];
     for (const size of SIZES) for (const path of paths) cells.push({ path, size, inflight: INFLIGHT });
     for (const path of paths) if (path.unloaded) cells.push({ path, size: 200, inflight: 1 });
     for (let round = 0; round < ROUNDS; round++) {
-      for (const cell of cells) {
+      // Every other round in reverse: the cells of a ratio (bridge, then bridge+hsc2 right after it) run AB, then BA.
+      for (const cell of round % 2 === 0 ? cells : [...cells].reverse()) {
         const key = `${cell.path.name}|${cell.size}|${cell.inflight}`;
-        const r = await measure(cell.path.link(cell.size), cell.inflight, cell.path.pid, cell.path.frames);
+        const r = await measure(cell.path.link(cell.size), cell.inflight, cell.path.pid, cell.path.frames, cell.path.farPid);
         results.set(key, [...(results.get(key) ?? []), r]);
       }
     }
@@ -239,7 +255,7 @@ async function parent(): Promise<void> {
     // Every server-side ws unmasks each received frame; without bufferutil that is a JS byte loop
     // (~15–40 µs per 16 KiB frame here, ~2 µs native), paid alike by the bridge, the relays and the echo server.
     console.log(`ws unmask: ${hasBufferUtil() ? 'native (bufferutil)' : 'JS byte loop (bufferutil not installed): 16 KiB rows are bound by it'}`);
-    console.log('path            size      in flight    msg/s      MB/s   RTT p50 µs  RTT p99 µs  CPU µs/frame*');
+    console.log('path            size      in flight    msg/s      MB/s   RTT p50 µs  RTT p99 µs  CPU µs/frame*  client µs/msg  far end µs/msg');
     const summary = new Map<string, Cell>();
     for (const cell of cells) {
       const key = `${cell.path.name}|${cell.size}|${cell.inflight}`;
@@ -249,14 +265,19 @@ async function parent(): Promise<void> {
         p50: median(rs.map((r) => r.p50)),
         p99: median(rs.map((r) => r.p99)),
         cpuPerFrame: median(rs.map((r) => r.cpuPerFrame)),
+        clientCpuPerMsg: median(rs.map((r) => r.clientCpuPerMsg)),
+        farCpuPerMsg: median(rs.map((r) => r.farCpuPerMsg)),
       };
       summary.set(key, s);
       const size = cell.size >= 1024 ? `${cell.size / 1024} KiB` : `${cell.size} B`;
       console.log(
-        `${cell.path.name.padEnd(15)} ${size.padEnd(9)} ${String(cell.inflight).padStart(9)} ${s.msgsPerSec.toFixed(0).padStart(9)} ${((s.msgsPerSec * cell.size) / 1e6).toFixed(1).padStart(8)} ${s.p50.toFixed(0).padStart(11)} ${s.p99.toFixed(0).padStart(11)} ${s.cpuPerFrame.toFixed(1).padStart(13)}`,
+        `${cell.path.name.padEnd(15)} ${size.padEnd(9)} ${String(cell.inflight).padStart(9)} ${s.msgsPerSec.toFixed(0).padStart(9)} ${((s.msgsPerSec * cell.size) / 1e6).toFixed(1).padStart(8)} ${s.p50.toFixed(0).padStart(11)} ${s.p99.toFixed(0).padStart(11)} ${s.cpuPerFrame.toFixed(1).padStart(13)} ${s.clientCpuPerMsg.toFixed(1).padStart(14)} ${Number.isNaN(s.farCpuPerMsg) ? '             -' : s.farCpuPerMsg.toFixed(1).padStart(15)}`,
       );
     }
     console.log('* CPU of the relay process per frame it forwards (direct: of the echo server per frame it echoes), from /proc');
+    console.log(
+      'client µs/msg: CPU of the load client (this process) per round trip; far end µs/msg: of the bridge echo peer or echo agent, from /proc (10 ms ticks)',
+    );
     console.log(
       `† the minimal relay in a process that loaded the bridge's modules (same heap as the bridge) and with its V8 flags (${bridgeFlags.join(' ') || 'none'}): a control, not a target`,
     );
