@@ -8,7 +8,8 @@
  *   the V8 flags the bridge gets from client/bin/hostadm
  * - bridge:   load client (signed-in client) ⇄ hostadm bridge ⇄ echo peer (signed-in agent)
  * - workers bridge: the same through the Workers bridge in local workerd (`wrangler dev`)
- * - bridge+hsc1: the same, with the hsc1 secure channel end to end: the load client and the echo
+ * - bridge+hsc1, bridge+hsc2: the same, with the secure channel end to end (hsc1: base64 text frames;
+ *   hsc2: binary frames, what the SDK and agent negotiate on this bridge): the load client and the echo
  *   agent do the real handshake through the bridge, then every payload is sealed by its sender and
  *   opened by its receiver (the echo agent opens each frame and sends the plaintext back resealed)
  *
@@ -107,7 +108,7 @@ async function roleEchoPeer(url: string, token?: string, clientMd5?: string): Pr
   toParent({ ready: true });
 }
 
-/** The far end of bridge+hsc1: an agent that answers the handshake, then opens and reseals every frame. */
+/** The far end of bridge+hsc1/hsc2: an agent that answers the handshake, then opens and reseals every frame. */
 async function roleSecureEchoPeer(url: string, token: string, clientMd5: string, clientPemB64: string): Promise<void> {
   const { ws } = await bridgeSignIn(url, 'server', makeKey('ed25519'), token, [clientMd5]);
   const hostPublicRaw = await echoAgentChannel(ws, Buffer.from(clientPemB64, 'base64').toString());
@@ -159,22 +160,31 @@ async function parent(): Promise<void> {
     const bridgeUrl = (await bridge.next<{ url: string }>()).url;
     const clientKey = makeKey('rsa');
     const [agentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
-    await spawn('echo-peer', [bridgeUrl, agentToken!, clientKey.md5]).next();
+    const bridgeEcho = spawn('echo-peer', [bridgeUrl, agentToken!, clientKey.md5]);
+    await bridgeEcho.next();
     const [clientToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'client', n: 1 })).tokens;
     const { ws: viaBridge, offer } = await bridgeSignIn(bridgeUrl, 'client', clientKey, clientToken!, [clientKey.md5]);
     const agentId = offer[0];
     if (!agentId) throw new Error('the bridge did not offer the echo agent');
 
-    // bridge + hsc1: its own agent and client (keys of their own, so each client is offered one agent)
-    const secureKey = makeKey('rsa');
-    const [secureAgentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
-    const secureAgent = spawn('secure-echo-peer', [bridgeUrl, secureAgentToken!, secureKey.md5, Buffer.from(secureKey.pem).toString('base64')]);
-    const { hostPublicRaw } = await secureAgent.next<{ hostPublicRaw: string }>();
-    const [secureToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'client', n: 1 })).tokens;
-    const { ws: viaBridgeSecure, offer: secureOffer } = await bridgeSignIn(bridgeUrl, 'client', secureKey, secureToken!, [secureKey.md5]);
-    const secureAgentId = secureOffer[0];
-    if (!secureAgentId || secureOffer.length !== 1) throw new Error(`the bridge offered ${JSON.stringify(secureOffer)} to the hsc1 client`);
-    const channel = await clientChannel(viaBridgeSecure, secureAgentId, secureKey, hostPublicRaw);
+    // bridge + hsc1 and bridge + hsc2: each its own agent and client (keys of their own, so each client
+    // is offered one agent); the hsc2 client offers hsc2 and the echo agent takes it, as the SDK and
+    // the agent do on a bridge that relays binary frames.
+    const secureChannel = async (offerHsc2: boolean) => {
+      const secureKey = makeKey('rsa');
+      const [secureAgentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
+      const secureAgent = spawn('secure-echo-peer', [bridgeUrl, secureAgentToken!, secureKey.md5, Buffer.from(secureKey.pem).toString('base64')]);
+      const { hostPublicRaw } = await secureAgent.next<{ hostPublicRaw: string }>();
+      const [secureToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'client', n: 1 })).tokens;
+      const { ws, offer: secureOffer } = await bridgeSignIn(bridgeUrl, 'client', secureKey, secureToken!, [secureKey.md5]);
+      const id = secureOffer[0];
+      if (!id || secureOffer.length !== 1) throw new Error(`the bridge offered ${JSON.stringify(secureOffer)} to the secure client`);
+      const channel = await clientChannel(ws, id, secureKey, hostPublicRaw, offerHsc2);
+      if (channel.version !== (offerHsc2 ? 'hsc2' : 'hsc1')) throw new Error(`the secure channel is ${channel.version}`);
+      return { ws, id, channel, farPid: secureAgent.proc.pid! };
+    };
+    const hsc1 = await secureChannel(false);
+    const hsc2 = await secureChannel(true);
 
     // the Workers bridge in local workerd (wrangler dev): its own agent and client, like the bridge row
     const workers = WORKERS ? await startWorkerdBridge() : null;
@@ -194,14 +204,30 @@ async function parent(): Promise<void> {
 
     // The same bytes on every path: direct and minimal carry a dummy first line as long as the bridge's.
     const dummy = 'agent-00000000-0000-0000-0000-000000000000';
-    const paths: Array<{ name: string; link: (size: number) => Link; pid: number; frames: number; unloaded: boolean }> = [
+    const paths: Array<{ name: string; link: (size: number) => Link; pid: number; frames: number; unloaded: boolean; farPid?: number }> = [
       { name: 'direct', link: (size) => plainLink(direct, dummy, size), pid: echo.proc.pid!, frames: 1, unloaded: true },
       { name: 'minimal relay', link: (size) => plainLink(minimal, dummy, size), pid: minimalChild.proc.pid!, frames: 2, unloaded: true },
       ...('url' in nginx && viaNginx
         ? [{ name: 'nginx', link: (size: number) => plainLink(viaNginx, dummy, size), pid: nginx.pid, frames: 2, unloaded: true }]
         : []),
       { name: 'minimal+heap†', link: (size) => plainLink(heavy, dummy, size), pid: heavyChild.proc.pid!, frames: 2, unloaded: false },
-      { name: 'bridge', link: (size) => plainLink(viaBridge, agentId, size), pid: bridge.proc.pid!, frames: 2, unloaded: true },
+      { name: 'bridge', link: (size) => plainLink(viaBridge, agentId, size), pid: bridge.proc.pid!, frames: 2, unloaded: true, farPid: bridgeEcho.proc.pid! },
+      {
+        name: 'bridge+hsc2‡',
+        link: (size) => secureLink(hsc2.ws, hsc2.id, size, hsc2.channel),
+        pid: bridge.proc.pid!,
+        frames: 2,
+        unloaded: true,
+        farPid: hsc2.farPid,
+      },
+      {
+        name: 'bridge+hsc1‡',
+        link: (size) => secureLink(hsc1.ws, hsc1.id, size, hsc1.channel),
+        pid: bridge.proc.pid!,
+        frames: 2,
+        unloaded: true,
+        farPid: hsc1.farPid,
+      },
       ...(workers && viaWorkers
         ? [
             {
@@ -213,16 +239,16 @@ async function parent(): Promise<void> {
             },
           ]
         : []),
-      { name: 'bridge+hsc1‡', link: (size) => secureLink(viaBridgeSecure, secureAgentId, size, channel), pid: bridge.proc.pid!, frames: 2, unloaded: true },
     ];
     const results = new Map<string, Cell[]>();
     const cells: Array<{ path: (typeof paths)[number]; size: number; inflight: number }> = [];
     for (const size of SIZES) for (const path of paths) cells.push({ path, size, inflight: INFLIGHT });
     for (const path of paths) if (path.unloaded) cells.push({ path, size: 200, inflight: 1 });
     for (let round = 0; round < ROUNDS; round++) {
-      for (const cell of cells) {
+      // Every other round in reverse: the cells of a ratio (bridge, then bridge+hsc2 right after it) run AB, then BA.
+      for (const cell of round % 2 === 0 ? cells : [...cells].reverse()) {
         const key = `${cell.path.name}|${cell.size}|${cell.inflight}`;
-        const r = await measure(cell.path.link(cell.size), cell.inflight, cell.path.pid, cell.path.frames);
+        const r = await measure(cell.path.link(cell.size), cell.inflight, cell.path.pid, cell.path.frames, cell.path.farPid);
         results.set(key, [...(results.get(key) ?? []), r]);
       }
     }
@@ -231,7 +257,7 @@ async function parent(): Promise<void> {
     // Every server-side ws unmasks each received frame; without bufferutil that is a JS byte loop
     // (~15–40 µs per 16 KiB frame here, ~2 µs native), paid alike by the bridge, the relays and the echo server.
     console.log(`ws unmask: ${hasBufferUtil() ? 'native (bufferutil)' : 'JS byte loop (bufferutil not installed): 16 KiB rows are bound by it'}`);
-    console.log('path            size      in flight    msg/s      MB/s   RTT p50 µs  RTT p99 µs  CPU µs/frame*');
+    console.log('path            size      in flight    msg/s      MB/s   RTT p50 µs  RTT p99 µs  CPU µs/frame*  client µs/msg  far end µs/msg');
     const summary = new Map<string, Cell>();
     for (const cell of cells) {
       const key = `${cell.path.name}|${cell.size}|${cell.inflight}`;
@@ -241,20 +267,25 @@ async function parent(): Promise<void> {
         p50: median(rs.map((r) => r.p50)),
         p99: median(rs.map((r) => r.p99)),
         cpuPerFrame: median(rs.map((r) => r.cpuPerFrame)),
+        clientCpuPerMsg: median(rs.map((r) => r.clientCpuPerMsg)),
+        farCpuPerMsg: median(rs.map((r) => r.farCpuPerMsg)),
       };
       summary.set(key, s);
       const size = cell.size >= 1024 ? `${cell.size / 1024} KiB` : `${cell.size} B`;
       console.log(
-        `${cell.path.name.padEnd(15)} ${size.padEnd(9)} ${String(cell.inflight).padStart(9)} ${s.msgsPerSec.toFixed(0).padStart(9)} ${((s.msgsPerSec * cell.size) / 1e6).toFixed(1).padStart(8)} ${s.p50.toFixed(0).padStart(11)} ${s.p99.toFixed(0).padStart(11)} ${s.cpuPerFrame.toFixed(1).padStart(13)}`,
+        `${cell.path.name.padEnd(15)} ${size.padEnd(9)} ${String(cell.inflight).padStart(9)} ${s.msgsPerSec.toFixed(0).padStart(9)} ${((s.msgsPerSec * cell.size) / 1e6).toFixed(1).padStart(8)} ${s.p50.toFixed(0).padStart(11)} ${s.p99.toFixed(0).padStart(11)} ${s.cpuPerFrame.toFixed(1).padStart(13)} ${s.clientCpuPerMsg.toFixed(1).padStart(14)} ${Number.isNaN(s.farCpuPerMsg) ? '             -' : s.farCpuPerMsg.toFixed(1).padStart(15)}`,
       );
     }
     console.log('* CPU of the relay process per frame it forwards (direct: of the echo server per frame it echoes), from /proc');
+    console.log(
+      'client µs/msg: CPU of the load client (this process) per round trip; far end µs/msg: of the bridge echo peer or echo agent, from /proc (10 ms ticks)',
+    );
     console.log(
       `† the minimal relay in a process that loaded the bridge's modules (same heap as the bridge) and with its V8 flags (${bridgeFlags.join(' ') || 'none'}): a control, not a target`,
     );
     if (workers) console.log('§ the same bridge on Cloudflare Workers in local workerd (wrangler dev, one Durable Object hub; CPU: the workerd process)');
     console.log(
-      '‡ payload sealed by the load client, opened and resealed by the echo agent, opened again (size and MB/s: plaintext; on the wire base64 makes it 4/3)',
+      '‡ payload sealed by the load client, opened and resealed by the echo agent, opened again (size and MB/s: plaintext; on the wire hsc1 is base64 text, 4/3, hsc2 binary)',
     );
     // Per-round ratios of two paths' msg/s (their cells ran back to back in each round): median and spread.
     const pairRatio = (b: string, a: string, size: number, inflight: number) =>
@@ -286,19 +317,20 @@ async function parent(): Promise<void> {
     const bl = summary.get('bridge|200|1')!;
     const ml = summary.get('minimal relay|200|1')!;
     console.log(`ratio bridge/minimal unloaded RTT (200 B × 1): p50 ${(bl.p50 / ml.p50).toFixed(2)}×, p99 ${(bl.p99 / ml.p99).toFixed(2)}×`);
-    for (const [size, inflight] of [...SIZES.map((z) => [z, INFLIGHT]), [200, 1]] as Array<[number, number]>) {
-      const sc = summary.get(`bridge+hsc1‡|${size}|${inflight}`)!;
+    const loads: Array<[number, number]> = [...SIZES.map((z): [number, number] => [z, INFLIGHT]), [200, 1]];
+    for (const [version, size, inflight] of ['hsc1', 'hsc2'].flatMap((v) => loads.map(([z, n]) => [v, z, n] as const))) {
+      const sc = summary.get(`bridge+${version}‡|${size}|${inflight}`)!;
       const b = summary.get(`bridge|${size}|${inflight}`)!;
       const m = summary.get(`minimal relay|${size}|${inflight}`)!;
       const label = sizeLabel(size);
       console.log(
-        `ratio bridge+hsc1 at ${label} × ${inflight}: to bridge msg/s ${(sc.msgsPerSec / b.msgsPerSec).toFixed(2)}×, RTT p50 ${(sc.p50 / b.p50).toFixed(2)}×, p99 ${(sc.p99 / b.p99).toFixed(2)}×; ` +
+        `ratio bridge+${version} at ${label} × ${inflight}: to bridge msg/s ${(sc.msgsPerSec / b.msgsPerSec).toFixed(2)}×, RTT p50 ${(sc.p50 / b.p50).toFixed(2)}×, p99 ${(sc.p99 / b.p99).toFixed(2)}×; ` +
           `to minimal relay msg/s ${(sc.msgsPerSec / m.msgsPerSec).toFixed(2)}×, RTT p50 ${(sc.p50 / m.p50).toFixed(2)}×, p99 ${(sc.p99 / m.p99).toFixed(2)}×`,
       );
     }
     const stats = await bridge.ask<{ metrics: { drops: Record<string, number>; frames_relayed: number } }>({ cmd: 'mem' });
     console.log(`bridge counters: ${stats.metrics.frames_relayed} frames relayed, drops ${JSON.stringify(stats.metrics.drops)}`);
-    for (const ws of [direct, minimal, heavy, viaBridge, viaBridgeSecure, viaWorkers, viaNginx]) ws?.terminate();
+    for (const ws of [direct, minimal, heavy, viaBridge, hsc1.ws, hsc2.ws, viaWorkers, viaNginx]) ws?.terminate();
     await workers?.stop();
     if ('url' in nginx) await nginx.stop();
 
@@ -355,7 +387,8 @@ async function parent(): Promise<void> {
       reportTarget(`Relay: bridge vs minimal relay, msg/s at ${at}`, pairRatio('bridge', 'minimal relay', size, INFLIGHT), 1.0, 'at-least');
       if (results.has(`nginx|${size}|${INFLIGHT}`))
         reportTarget(`Relay: bridge vs nginx, msg/s at ${at}`, pairRatio('bridge', 'nginx', size, INFLIGHT), 1.0, 'at-least');
-      reportTarget(`Channel: bridge+hsc1 vs bridge, msg/s at ${at}`, pairRatio('bridge+hsc1‡', 'bridge', size, INFLIGHT), 0.7, 'at-least');
+      // The channel as the SDK and the agent negotiate it on this bridge (hsc2); hsc1's ratio is printed above.
+      reportTarget(`Channel: bridge+hsc2 vs bridge, msg/s at ${at}`, pairRatio('bridge+hsc2‡', 'bridge', size, INFLIGHT), 0.7, 'at-least');
     }
     reportTarget('Memory: bridge RSS per idle agent vs a bare ws server, per round', summarize(perAgent.map((p) => p.rss / p.bareRss)), 1.0);
     reportTarget('Memory: bridge heap per idle agent vs a bare ws server, per round', summarize(perAgent.map((p) => p.heap / p.bareHeap)), 1.0);

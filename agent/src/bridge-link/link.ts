@@ -69,6 +69,7 @@ export class BridgeLink {
       pipeline: options.pipeline,
       hostKey: () => (this.channelHostKey ??= hostKeyFromPem(hostKey.privatePem, hostKey.publicRaw)),
       send: (clientId, body) => this.sendRaw(`${clientId}\n${body}`),
+      sendBinary: (frame) => this.sendRaw(frame),
     });
   }
 
@@ -135,8 +136,13 @@ export class BridgeLink {
       this.log.info({ bridge: this.options.url }, 'connected to bridge');
     });
     ws.on('pong', () => this.heartbeat?.seen());
-    ws.on('message', (data: WebSocket.RawData) => {
+    ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
       this.heartbeat?.seen();
+      if (isBinary) {
+        // Only relay frames come binary (hsc2 sealed frames): opened from the bytes, never decoded as text.
+        if (this.state === 'ready') this.onBinaryFrame(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data));
+        return;
+      }
       const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString('utf8');
       void this.onFrame(text).catch((err: unknown) => this.log.error({ err }, 'bridge frame failed'));
     });
@@ -165,7 +171,16 @@ export class BridgeLink {
     this.timer.unref();
   }
 
-  private sendRaw(text: string): void {
+  /** `<client id>\n<hsc2 body>`: the id is printable ASCII (`client-<uuid>`), else the frame is ignored. */
+  private onBinaryFrame(frame: Buffer): void {
+    const newline = frame.indexOf(0x0a);
+    if (newline <= 0 || newline > 64) return;
+    const clientId = frame.toString('latin1', 0, newline);
+    if (!/^[\x21-\x7e]+$/.test(clientId)) return;
+    void this.clients.handleBinary(clientId, frame.subarray(newline + 1)).catch((err: unknown) => this.log.error({ err }, 'bridge frame failed'));
+  }
+
+  private sendRaw(text: string | Uint8Array): void {
     const ws = this.ws;
     if (ws?.readyState !== WebSocket.OPEN) return;
     // A bridge that stops reading would make the agent buffer every reply: drop the link and redial.

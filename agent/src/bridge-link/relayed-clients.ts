@@ -11,6 +11,7 @@ import {
   HandshakeError,
   MAX_SEALED_PLAINTEXT_BYTES,
   TICKET_MESSAGE_ID,
+  utf8Encode,
   type HostKey,
   type SecureChannel,
 } from '@hostadm/shared/crypto/index.ts';
@@ -48,6 +49,8 @@ interface RelayedClient {
   pending: PendingProof | null;
   /** Frames to one client leave in seal order. */
   sendChain: Promise<void>;
+  /** hsc2: `<clientId>\n`, the first line of every binary frame to it. */
+  head: Uint8Array | null;
 }
 
 export interface RelayedClientsOptions {
@@ -55,6 +58,8 @@ export interface RelayedClientsOptions {
   hostKey: () => Promise<HostKey>;
   /** Sends `<clientId>\n<body>` through the bridge. */
   send(clientId: string, body: string): void;
+  /** Sends a binary relay frame (its first line already in `frame`). */
+  sendBinary(frame: Uint8Array): void;
   /** Most relayed clients at once (each holds a channel and maybe a session). */
   maxClients?: number;
 }
@@ -96,6 +101,16 @@ export class RelayedClients {
       return;
     }
     await this.handlePlain(clientId, body);
+  }
+
+  /** A binary relay frame: an hsc2 sealed frame (`body` is a view of the received buffer). */
+  async handleBinary(clientId: string, body: Uint8Array): Promise<void> {
+    const client = this.clients.get(clientId);
+    if (!client?.channel) {
+      this.options.send(clientId, channelClosedNotice('unknown-channel'));
+      return;
+    }
+    await this.handleSealed(client, body);
   }
 
   private async handlePlain(clientId: string, body: string): Promise<void> {
@@ -185,9 +200,7 @@ export class RelayedClients {
     const now = this.options.pipeline.services.clock.now();
     // A client that keeps tickets asks for one in C1; the channel version it negotiated goes into it.
     const wantsTicket = (args as { want_ticket?: unknown }).want_ticket === true;
-    const seed = wantsTicket
-      ? { hostKey: hostKey.publicRaw, channel: String((args as { channel?: unknown }).channel), secret: handshake.resumptionSecret, provenAt: now }
-      : null;
+    const seed = wantsTicket ? { hostKey: hostKey.publicRaw, channel: handshake.version, secret: handshake.resumptionSecret, provenAt: now } : null;
     if (!seed) handshake.resumptionSecret.fill(0);
     client.pending = {
       name: 'auth_ssl',
@@ -222,11 +235,14 @@ export class RelayedClients {
     return { md5Key, spkiPem: parsed.spkiPem, outcome };
   }
 
-  private async handleSealed(client: RelayedClient, frame: string): Promise<void> {
+  private async handleSealed(client: RelayedClient, frame: string | Uint8Array): Promise<void> {
     const channel = client.channel as SecureChannel;
     let value: unknown;
     try {
-      value = JSON.parse(await channel.open(frame));
+      // An hsc2 frame on node:crypto is opened inline; a text frame on an hsc2 channel (or binary on hsc1) kills it.
+      const plain =
+        typeof frame === 'string' ? await channel.open(frame) : channel.inline ? channel.openBinarySync(frame) : await channel.openBinary(frame.slice());
+      value = JSON.parse(plain);
     } catch (err) {
       // Replay, gap, tampering or garbage: this channel is dead, and so is its session.
       const reason = err instanceof ChannelError ? err.reason : 'malformed';
@@ -249,15 +265,24 @@ export class RelayedClients {
     const pending = client.pending as PendingProof;
     client.pending = null; // the proof is accepted once, right or wrong
     const { services } = this.options.pipeline;
-    const ok =
-      envelope !== null &&
-      envelope.namespace === 'rpc' &&
-      envelope.name === pending.name &&
-      services.clock.now() <= pending.deadline &&
-      (await pending.verify(envelope.args));
+    let refusal: { code: 400 | 401; message: string } = { code: 401, message: 'Unauthorized' };
+    let ok = false;
+    try {
+      ok =
+        envelope !== null &&
+        envelope.namespace === 'rpc' &&
+        envelope.name === pending.name &&
+        services.clock.now() <= pending.deadline &&
+        (await pending.verify(envelope.args));
+    } catch (err) {
+      // The client offered a channel version C1 did not bring here: something on the way stripped it.
+      if (!(err instanceof HandshakeError)) throw err;
+      services.logger.warn({ client: client.clientId, reason: err.reason }, `bridge channel refused: ${err.message}`);
+      refusal = { code: 400, message: `channel downgrade detected: ${err.message}` };
+    }
     if (!ok) {
-      this.auditRefusal(client.clientId, pending.name, 401);
-      this.sendSealed(client, errorEnvelope(id, 'rpc', { code: 401, message: 'Unauthorized' }));
+      this.auditRefusal(client.clientId, pending.name, refusal.code);
+      this.sendSealed(client, errorEnvelope(id, 'rpc', refusal));
       // The key proof failed: nothing more may come over this channel.
       client.sendChain = client.sendChain.then(() => this.drop(client.clientId));
       return;
@@ -306,6 +331,27 @@ export class RelayedClients {
       );
     }
     // Seal in call order, send in seal order: the receiver insists on consecutive sequence numbers.
+    if (channel.version === 'hsc2') {
+      client.head ??= utf8Encode(`${client.clientId}\n`);
+      if (channel.inline) {
+        // node:crypto: sealed and sent now, which is call order (nothing of this channel waits in the chain).
+        try {
+          this.options.sendBinary(channel.sealBinarySync(text, client.head));
+        } catch (err) {
+          this.options.pipeline.services.logger.warn({ err, client: client.clientId }, 'sealing for a bridge client failed');
+          this.drop(client.clientId);
+        }
+        return;
+      }
+      const sealedBinary = channel.sealBinary(text, client.head);
+      client.sendChain = client.sendChain
+        .then(async () => this.options.sendBinary(await sealedBinary))
+        .catch((err: unknown) => {
+          this.options.pipeline.services.logger.warn({ err, client: client.clientId }, 'sealing for a bridge client failed');
+          this.drop(client.clientId);
+        });
+      return;
+    }
     const sealed = channel.seal(text);
     client.sendChain = client.sendChain
       .then(async () => this.options.send(client.clientId, await sealed))
@@ -328,6 +374,7 @@ export class RelayedClients {
       channel: null,
       pending: null,
       sendChain: Promise.resolve(),
+      head: null,
       connection: {
         id: `bridge:${clientId}`,
         transport: 'bridge',

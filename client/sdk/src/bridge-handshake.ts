@@ -81,6 +81,11 @@ export class ChannelHandshake {
     this.options = options;
   }
 
+  /** A relayed binary frame from the host: only an hsc2 channel's frames come so (ignored before it exists). */
+  receiveBinary(body: Uint8Array): void {
+    this.framing?.receiveBinary(body);
+  }
+
   /** A relayed frame from the host: A1 in plain, then (the channel made) sealed frames for the framing. */
   receive(body: string): void {
     if (this.framing) {
@@ -107,8 +112,9 @@ export class ChannelHandshake {
   }
 
   private async steps(race: <T>(p: Promise<T>) => Promise<T>): Promise<ChannelHandshakeResult> {
-    const { ticket } = this.options;
-    if (ticket) {
+    const { ticket, session } = this.options;
+    // An hsc2 ticket resumes an hsc2 channel, whose binary frames need a bridge that relays them.
+    if (ticket && (ticket.channel !== 'hsc2' || session.binaryFrames)) {
       const resumed = await this.resume(race, ticket);
       if (resumed) return resumed;
     }
@@ -139,6 +145,8 @@ export class ChannelHandshake {
     const hs = await startClientHandshake({
       ...(typeof key.private === 'string' ? { clientKeyPem: key.private } : { clientKeys: key.private }),
       clientSpkiPem: key.spkiPem,
+      // hsc2's binary frames need a bridge that relays them as binary; it says so in its announcements.
+      offerHsc2: session.binaryFrames,
     });
     const a1Body = new Promise<string>((resolve) => (this.a1Waiter = resolve));
     const c1 = { ...hs.c1Args, pub_key: textToBase64(key.publicPem), ...(this.options.wantTicket ? { want_ticket: true } : {}) };

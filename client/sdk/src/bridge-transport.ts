@@ -225,6 +225,10 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       if (from !== agentId || state === 'closed') return;
       handshake.receive(body);
     };
+    session.onRelayBinary = (from, body) => {
+      if (from !== agentId || state === 'closed') return;
+      handshake.receiveBinary(body);
+    };
 
     const opening = new Promise<never>((_, reject) => (failOpen = reject));
     opening.catch(() => undefined); // observed through race(); a failure with nothing racing is not unhandled

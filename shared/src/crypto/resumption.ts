@@ -21,7 +21,7 @@ import { channelFrom, fixedField, HandshakeError, isRecord, type HostKey } from 
 import type { SecureChannel } from './channel.ts';
 import { importEd25519PublicKey } from './keys.ts';
 import { concatBytes, constantTimeEqual, fromBase64, isBase64, randomBytes, sha256, subtle, toBase64, utf8Encode } from './subtle.ts';
-import { generateEphemeral, HSC1_VERSION, LABEL_RESUME_HOST_SIG, SIZES, x25519 } from './transcript.ts';
+import { generateEphemeral, HSC1_VERSION, HSC2_VERSION, LABEL_RESUME_HOST_SIG, SIZES, x25519, type ChannelVersion } from './transcript.ts';
 
 export const RESUMPTION_VERSION = 'hsr1';
 export const LABEL_RESUME_TRANSCRIPT = 'hostadm-hsr1';
@@ -47,7 +47,12 @@ export const RESUMPTION_CHAIN_MS = 24 * 3600_000;
 /** The id of the sealed envelope that carries a ticket (the agent sends it just before the sign-in reply). */
 export const TICKET_MESSAGE_ID = 'hsc1-ticket';
 /** Channel versions a ticket may name; a resumed channel speaks the version its ticket recorded. */
-export const RESUMABLE_CHANNELS: readonly string[] = [HSC1_VERSION];
+export const RESUMABLE_CHANNELS: readonly string[] = [HSC1_VERSION, HSC2_VERSION];
+
+function resumableChannel(channel: string): ChannelVersion {
+  if (channel === HSC1_VERSION || channel === HSC2_VERSION) return channel;
+  throw new HandshakeError('bad-request', `a ticket names channel version ${JSON.stringify(channel)}, which cannot be resumed`);
+}
 
 export interface R1Args {
   ticket: string;
@@ -283,7 +288,7 @@ export async function startClientResumption(ticket: ClientTicket): Promise<Clien
     if (!constantTimeEqual(confirm, secrets.agentConfirm)) {
       throw new HandshakeError('bad-signature', 'RA confirm does not match: the host does not hold this ticket’s secret, or the reply was altered');
     }
-    const channel = await channelFrom('client', secrets);
+    const channel = await channelFrom('client', secrets, resumableChannel(ticket.channel));
     return { channel, rcArgs: { confirm: toBase64(secrets.clientConfirm) }, resumptionSecret: secrets.resumption };
   }
 
@@ -337,7 +342,7 @@ export async function answerResumption(options: { r1Args: unknown; state: Ticket
   ]);
   shared.fill(0);
   state.secret.fill(0); // used once: the next ticket gets the next secret
-  const channel = await channelFrom('agent', secrets);
+  const channel = await channelFrom('agent', secrets, resumableChannel(state.channel));
   const expected = secrets.clientConfirm;
   return {
     raArgs: {
