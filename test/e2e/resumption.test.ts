@@ -160,24 +160,27 @@ test('a revoked key or a key moved to another user: its ticket no longer signs a
 type Leg = 'to-host' | 'to-client';
 
 /** A bridge in the middle that may rewrite one relayed frame on one leg. */
-async function meddlingBridge(t: TestContext, bridgeUrl: string, meddle: (leg: Leg, body: string) => string): Promise<string> {
+async function meddlingBridge(t: TestContext, bridgeUrl: string, meddle: (leg: Leg, body: string, binary: boolean) => string): Promise<string> {
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((resolve) => server.once('listening', resolve));
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   server.on('connection', (client, request) => {
     const upstream = new WebSocket(new URL(request.url ?? '/', bridgeUrl).toString());
-    const queue: string[] = [];
-    upstream.on('open', () => queue.splice(0).forEach((f) => upstream.send(f)));
-    const rewrite = (leg: Leg, frame: string) => {
+    const queue: Array<string | Buffer> = [];
+    upstream.on('open', () => queue.splice(0).forEach((f) => upstream.send(f, { binary: typeof f !== 'string' })));
+    // Binary frames (hsc2's sealed frames) stay binary: the meddler sees their bytes as latin1 text.
+    const rewrite = (leg: Leg, data: RawData, binary: boolean): string | Buffer => {
+      const frame = (data as Buffer).toString(binary ? 'latin1' : 'utf8');
       const nl = frame.indexOf('\n');
-      return nl > 0 && !frame.startsWith('{') ? `${frame.slice(0, nl + 1)}${meddle(leg, frame.slice(nl + 1))}` : frame;
+      const out = nl > 0 && !frame.startsWith('{') ? `${frame.slice(0, nl + 1)}${meddle(leg, frame.slice(nl + 1), binary)}` : frame;
+      return binary ? Buffer.from(out, 'latin1') : out;
     };
-    upstream.on('message', (data: RawData) => client.send(rewrite('to-client', data.toString())));
+    upstream.on('message', (data: RawData, binary) => client.send(rewrite('to-client', data, binary), { binary }));
     upstream.on('close', () => client.close());
     client.on('close', () => upstream.close());
-    client.on('message', (data: RawData) => {
-      const frame = rewrite('to-host', data.toString());
-      if (upstream.readyState === WebSocket.OPEN) upstream.send(frame);
+    client.on('message', (data: RawData, binary) => {
+      const frame = rewrite('to-host', data, binary);
+      if (upstream.readyState === WebSocket.OPEN) upstream.send(frame, { binary });
       else queue.push(frame);
     });
   });
@@ -193,7 +196,7 @@ const flipFirstByte = (b64: string) => {
 
 test('a bridge altering R1, RA or RC fails the opening (no quiet fallback)', async (t) => {
   const { bridge, key, agent, store } = await setup(t);
-  const meddles: Record<string, (leg: Leg, body: string) => string> = {
+  const meddles: Record<string, (leg: Leg, body: string, binary: boolean) => string> = {
     'R1 client_nonce': (leg, body) => {
       if (leg !== 'to-host' || !body.includes('"auth_resume"')) return body;
       const env = JSON.parse(body) as { args: { client_nonce: string } };
@@ -208,9 +211,15 @@ test('a bridge altering R1, RA or RC fails the opening (no quiet fallback)', asy
     },
     'RC sealed frame': (() => {
       let afterRa = false;
-      return (leg: Leg, body: string) => {
+      return (leg: Leg, body: string, binary: boolean) => {
         if (leg === 'to-client' && body.includes('"hsr1"')) afterRa = true;
-        if (leg !== 'to-host' || !afterRa || !body.startsWith('hsc1.')) return body;
+        if (leg !== 'to-host' || !afterRa) return body;
+        if (binary) {
+          // hsc2: seq ‖ ciphertext ‖ tag, raw: flip the tag's last bit.
+          afterRa = false;
+          return `${body.slice(0, -1)}${String.fromCharCode(body.charCodeAt(body.length - 1) ^ 1)}`;
+        }
+        if (!body.startsWith('hsc1.')) return body;
         afterRa = false;
         const bytes = Buffer.from(body.slice('hsc1.'.length), 'base64');
         bytes[bytes.length - 1]! ^= 1;
