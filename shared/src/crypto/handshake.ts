@@ -18,9 +18,7 @@
 import { SecureChannel } from './channel.ts';
 import { offeredVersions } from './negotiation.ts';
 import {
-  ed25519PublicRawFromPkcs8,
   hostKeyFingerprint,
-  importEd25519PrivateKey,
   importEd25519PublicKey,
   importRsaOaepPrivateKey,
   importRsaOaepPublicKey,
@@ -28,7 +26,6 @@ import {
   importRsaVerifyKey,
   KeyFormatError,
   md5Key,
-  pemEncode,
 } from './keys.ts';
 import { concatBytes, constantTimeEqual, fromBase64, isBase64, randomBytes, subtle, toBase64, utf8Decode, utf8Encode, type CryptoKey } from './subtle.ts';
 import {
@@ -120,36 +117,9 @@ export async function channelFrom(role: 'client' | 'agent', secrets: SessionSecr
   }
 }
 
-// ---- host key ----
-
-export interface HostKey {
-  /** Non-extractable Ed25519 signing key. */
-  privateKey: CryptoKey;
-  /** The raw 32-byte public key, base64 (what `identify` reports as `host_key`). */
-  publicRaw: string;
-  /** `SHA256:<base64url>` of the raw public key. */
-  fingerprint: string;
-}
-
-/** A new Ed25519 host key, for `<data>/host-key.pem` (PKCS#8). */
-export async function generateHostKey(): Promise<{ privatePkcs8Pem: string; publicRaw: string; fingerprint: string }> {
-  const pair = await subtle().generateKey({ name: 'Ed25519' }, true, ['sign', 'verify']);
-  const pkcs8 = new Uint8Array(await subtle().exportKey('pkcs8', pair.privateKey));
-  const raw = new Uint8Array(await subtle().exportKey('raw', pair.publicKey));
-  return { privatePkcs8Pem: pemEncode(pkcs8, 'PRIVATE KEY'), publicRaw: toBase64(raw), fingerprint: await hostKeyFingerprint(raw) };
-}
-
-/**
- * Loads a host key from its PKCS#8 PEM. `expectedPublicRaw` (base64), if given, must match: a host key
- * file paired with the wrong public key would otherwise only show up as every client's bad-signature.
- * Load once at start and pass the result as `hostKey`; this costs two imports.
- */
-export async function hostKeyFromPem(pkcs8Pem: string, expectedPublicRaw?: string): Promise<HostKey> {
-  const raw = await ed25519PublicRawFromPkcs8(pkcs8Pem);
-  if (expectedPublicRaw !== undefined && toBase64(raw) !== expectedPublicRaw)
-    throw new KeyFormatError('the host public key does not belong to the host private key');
-  return { privateKey: await importEd25519PrivateKey(pkcs8Pem), publicRaw: toBase64(raw), fingerprint: await hostKeyFingerprint(raw) };
-}
+// The host key (host-key.ts) is re-exported: tests and older imports find it here.
+export { generateHostKey, hostKeyFromPem, type HostKey } from './host-key.ts';
+import { hostKeyFromPem, type HostKey } from './host-key.ts';
 
 // ---- client side ----
 
