@@ -32,7 +32,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type WebSocket from 'ws';
-import { WebSocketServer } from 'ws';
 import { issueJoinToken } from '@hostadm/bridge/relay/join-token.ts';
 import { startWorkerdBridge } from '../../scripts/workerd-bridge.ts';
 import { reportTarget, summarize } from './ab-pairs.ts';
