@@ -144,7 +144,7 @@ describe('RelayHub', () => {
     expect(body).toMatchObject({ revoked: { md5_key: p.agentKey.md5 }, disconnected: 1 });
     expect((await p.agent.closed).code).toBe(4003);
     const told = await p.client.nextAnnouncement(clientSeen);
-    expect(told).toEqual({ available_connections: [], peers: [] });
+    expect(told).toEqual({ available_connections: [], binary_frames: true, peers: [] });
 
     // The same key on a new connection: refused (401), and the client cannot reach the old id.
     const again = await HubPeer.connect(hub, 'server', [p.clientKey.md5]);
@@ -178,7 +178,7 @@ describe('RelayHub', () => {
     const res = await hubFetch(hub, '/admin/revoke', { method: 'POST', headers: adminHeaders(), body: JSON.stringify({ key: clientKeyId }) });
     expect(await res.json()).toMatchObject({ disconnected: 1 });
     expect((await p.client.closed).code).toBe(4003);
-    expect(await p.agent.nextAnnouncement(agentSeen)).toEqual({ available_connections: [], peers: [] });
+    expect(await p.agent.nextAnnouncement(agentSeen)).toEqual({ available_connections: [], binary_frames: true, peers: [] });
     p.agent.close();
   });
 
