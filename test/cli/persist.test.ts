@@ -2,7 +2,8 @@
  * HOSTADM_PERSIST through the real binary against `hostadm up` (a bridge and a sim agent, free ports,
  * its own HOME): calls print the same with and without a persisted session; later calls go through the
  * session (its call count); a runtime directory open to others is not used (the call still works,
- * saying nothing about it); `session stop` ends it; a 1 s idle time ends one; no process is left.
+ * saying nothing about it); `session stop` ends it; a 1 s idle time ends one; a stale socket is
+ * replaced; the session ends with its bridge connection; no process is left.
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -52,7 +53,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
   }
 }
 
-async function startUp(t: TestContext, home: string, env: Record<string, string>): Promise<void> {
+async function startUp(t: TestContext, home: string, env: Record<string, string>): Promise<() => Promise<void>> {
   const up = spawn(HOSTADM, ['up', '--port-bridge', '0', '--port-agent', '0', '--data', join(home, 'data'), '--profile', 'p'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -60,16 +61,18 @@ async function startUp(t: TestContext, home: string, env: Record<string, string>
   let banner = '';
   up.stdout.setEncoding('utf8').on('data', (c: string) => (banner += c));
   up.stderr.setEncoding('utf8').on('data', (c: string) => (banner += c));
-  t.after(async () => {
+  const stop = async () => {
     if (up.exitCode === null) {
       up.kill('SIGTERM');
       await new Promise((r) => up.once('close', r));
     }
-  });
+  };
+  t.after(stop);
   await until('hostadm up', () => {
     if (up.exitCode !== null) assert.fail(`hostadm up exited:\n${banner}`);
     return banner.includes('Ctrl-C stops') ? true : undefined;
   });
+  return stop;
 }
 
 test('HOSTADM_PERSIST: later bridged calls go through one persisted session and print the same', async (t) => {
@@ -83,7 +86,7 @@ test('HOSTADM_PERSIST: later bridged calls go through one persisted session and 
     await until('no process left', () => (processesUnder(home).length === 0 ? true : undefined));
     rmSync(home, { recursive: true, force: true });
   });
-  await startUp(t, home, env);
+  const stopUp = await startUp(t, home, env);
 
   const persisted = { ...env, HOSTADM_PERSIST: '30s' };
   const identify = ['call', 'rpc/identify', '--profile', 'p'];
@@ -146,4 +149,19 @@ test('HOSTADM_PERSIST: later bridged calls go through one persisted session and 
   await until('the idle session to exit', () => (started.some(alive) ? undefined : true));
   assert.deepEqual(readdirSync(sessionDir), [], 'no socket left');
   assert.deepEqual(await status(), []);
+
+  // A session killed outright leaves its socket behind: the next call works by itself and starts a new one there.
+  same(plainIdentify, await runCli(identify, persisted));
+  const killed = await until('a session', async () => (await status())[0]);
+  process.kill(killed.pid, 'SIGKILL');
+  await until('the killed session to be gone', () => (alive(killed.pid) ? undefined : true));
+  assert.ok(existsSync(killed.socket), 'the stale socket is still there');
+  same(plainIdentify, await runCli(identify, persisted));
+  const fresh = await until('the new session', async () => (await status()).find((row) => row.pid !== killed.pid));
+  assert.equal(fresh.socket, killed.socket);
+
+  // When its connection to the host ends (the bridge goes away), the session ends too.
+  await stopUp();
+  await until('the session to follow the bridge', () => (alive(fresh.pid) ? undefined : true));
+  assert.deepEqual(readdirSync(sessionDir), [], 'no socket left');
 });
