@@ -13,7 +13,7 @@
  * SIGTERM/SIGINT, removing its socket.
  */
 import { spawn } from 'node:child_process';
-import { lstatSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
@@ -86,6 +86,9 @@ export function startControlSession(target: Target): void {
   const handoff = (globalThis as { hostadmControl?: ControlHandoff }).hostadmControl;
   if (!handoff?.start || !target.bridge) return;
   handoff.start = false;
+  // A directory the session would refuse: starting one on every call would only cost a process each time.
+  const dir = dirname(handoff.socket);
+  if (existsSync(dir) && !isPrivate(dir, 'directory')) return;
   const entry = process.argv[1];
   if (!entry) return;
   const child = spawn(
