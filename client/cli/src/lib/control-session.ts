@@ -183,6 +183,9 @@ export async function serveControlSession(socket: string, idleMs: number, callAr
     } catch {
       // already gone
     }
+    // A call under way gets its reply (an error, when the connection is what ended) before the exit.
+    await queue;
+    await new Promise((r) => setImmediate(r));
     await held.close().catch(() => {});
     process.exit(0);
   };
