@@ -9,6 +9,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HOSTADM, runCli, show, type CliResult } from './cli-support.ts';
@@ -62,7 +63,7 @@ async function startUp(t: TestContext, home: string, env: Record<string, string>
   up.stdout.setEncoding('utf8').on('data', (c: string) => (banner += c));
   up.stderr.setEncoding('utf8').on('data', (c: string) => (banner += c));
   const stop = async () => {
-    if (up.exitCode === null) {
+    if (up.exitCode === null && up.signalCode === null) {
       up.kill('SIGTERM');
       await new Promise((r) => up.once('close', r));
     }
@@ -119,6 +120,19 @@ test('HOSTADM_PERSIST: later bridged calls go through one persisted session and 
   same(plainRefused, await runCli(refused, persisted));
   assert.equal((await status())[0]!.calls, 2);
 
+  // A request over 1 MiB is declined before it is parsed; the session goes on serving.
+  const tooLarge = await new Promise<string>((done) => {
+    const conn = connect(session!.socket);
+    let reply = '';
+    conn.setEncoding('utf8').on('data', (c: string) => (reply += c));
+    conn.on('error', () => {});
+    conn.on('close', () => done(reply));
+    conn.end(`${JSON.stringify({ v: 1, op: 'call', argv: ['x'.repeat(2 * 1024 * 1024)], cwd: '/', env: {} })}\n`);
+  });
+  assert.deepEqual(JSON.parse(tooLarge), { fallback: 'request too large' });
+  same(plainIdentify, await runCli(identify, persisted));
+  assert.equal((await status())[0]!.calls, 3);
+
   // A runtime directory or a socket others may use is not used: the call works by itself and says nothing of it.
   const sessionDir = join(runtime, 'hostadm');
   chmodSync(sessionDir, 0o755);
@@ -127,12 +141,12 @@ test('HOSTADM_PERSIST: later bridged calls go through one persisted session and 
   chmodSync(session!.socket, 0o666);
   same(plainIdentify, await runCli(identify, persisted));
   chmodSync(session!.socket, 0o600);
-  assert.equal((await status())[0]!.calls, 2);
+  assert.equal((await status())[0]!.calls, 3);
 
   // Another profile name for the same connection is another session's business: its own process.
   const other = await runCli(['call', 'rpc/identify', '--profile', 'nosuch'], persisted);
   assert.equal(other.code, 2, show(other));
-  assert.equal((await status())[0]!.calls, 2);
+  assert.equal((await status())[0]!.calls, 3);
 
   const stop = await runCli(['session', 'stop'], env);
   assert.equal(stop.code, 0, show(stop));
