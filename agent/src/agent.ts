@@ -68,6 +68,8 @@ export interface AgentOptions {
   cgroupRoot?: string;
   /** Linux: whether zpool/zfs are installed (default: looked for on the standard paths). */
   zfsTools?: boolean;
+  /** FreeBSD: the bhyve manager behind the vm class (default: vm-bhyve, else iohyve, as installed). */
+  freebsdVmTool?: 'vm-bhyve' | 'iohyve' | null;
   /** The classes served (default: the registry, `classes/index.ts`); tests add demonstration classes. */
   classes?: ServedClasses;
 }
@@ -126,7 +128,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   if (store.tightened.length > 0) logger.warn({ paths: store.tightened }, 'data directory was readable by others: modes tightened to 0700/0600');
   // The sim platform never touches the host unless told to in so many words (--sim-host-commands).
   const runner = options.runner ?? (options.platform === 'sim' && !options.simHostCommands ? new SimulatedRunner() : createRunner());
-  const platform: Platform = createPlatform(options.platform, {
+  const platform: Platform = await createPlatform(options.platform, {
     dataDir: options.dataDir,
     runner,
     simPassword: options.simPassword,
@@ -137,6 +139,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     jailRoot: options.jailRoot,
     cgroupRoot: options.cgroupRoot,
     zfsTools: options.zfsTools,
+    freebsdVmTool: options.freebsdVmTool,
   });
   const events = new EventBus();
   const dispatcherConfig = { ...DEFAULT_DISPATCHER_CONFIG, ...options.dispatcher };
@@ -221,7 +224,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       if (closed) return;
       closed = true;
       clearInterval(auditPruneTimer);
-      services.background.close();
+      await services.background.close();
       await bridgeLink?.stop();
       await jobs.close();
       await ws.close();

@@ -44,7 +44,8 @@ export type ConsoleHandler = (request: Request) => Response | undefined;
  * never ran) `/` answers 503 saying how to build it, and nothing else is taken.
  */
 export function consoleAssets(dir: string = CONSOLE_DIST): ConsoleHandler {
-  const assets = loadAssets(dir);
+  let assets = loaded.get(dir);
+  if (!assets) loaded.set(dir, (assets = loadAssets(dir)));
   if (!assets) {
     return (request) => {
       if (new URL(request.url).pathname !== '/') return undefined;
@@ -81,6 +82,24 @@ export function consoleAssets(dir: string = CONSOLE_DIST): ConsoleHandler {
   };
 }
 
+/**
+ * Loaded builds by folder: `hostadm up` runs a bridge and an agent in one process, and both serve the
+ * same build, so it is read and compressed once. A build is immutable while served (Vite names files
+ * by content; a rebuild is picked up by the next process).
+ */
+const loaded = new Map<string, Map<string, Asset> | undefined>();
+
+/**
+ * Brotli's window fitted to the file (it never needs to reach further back than the file is long):
+ * the same output, but the encoder's memory at quality 11 follows the window, ~33 MB for the default
+ * 4 MB window against ~5 MB for a 512 KB one. Such large short-lived blocks also raise glibc's
+ * mmap threshold, after which they come from the heap and leave it fragmented for the process's life.
+ */
+function brotliParams(size: number): Record<number, number> {
+  const window = Math.min(zlib.BROTLI_MAX_WINDOW_BITS, Math.max(zlib.BROTLI_MIN_WINDOW_BITS, Math.ceil(Math.log2(size + 16))));
+  return { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_LGWIN]: window, [zlib.BROTLI_PARAM_SIZE_HINT]: size };
+}
+
 function loadAssets(dir: string): Map<string, Asset> | undefined {
   if (!existsSync(join(dir, 'index.html'))) return undefined;
   const assets = new Map<string, Asset>();
@@ -97,7 +116,7 @@ function loadAssets(dir: string): Map<string, Asset> | undefined {
       identity,
     };
     if (COMPRESSIBLE.has(ext) && identity.byteLength > 512) {
-      asset.br = brotliCompressSync(identity, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } });
+      asset.br = brotliCompressSync(identity, { params: brotliParams(identity.byteLength) });
       asset.gzip = gzipSync(identity, { level: 9 });
     }
     assets.set(`/${rel}`, asset);

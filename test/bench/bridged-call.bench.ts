@@ -10,10 +10,14 @@
  * (process-cost.ts), which moves less with the machine's load than the wall time the target is in.
  * A second row per layout times the same call through a persisted session (HOSTADM_PERSIST).
  *
+ * The same run measures `hostadm up`'s memory (target ≤ 100 MiB resident after this load): its
+ * VmRSS from /proc after each bridged call it served, reported against 100 MiB with the spread over
+ * the calls after the warm-up, with its peak (VmHWM) and the anonymous / file-backed split.
+ *
  * Run: node test/bench/bridged-call.bench.ts [pairs]   (or `npm run bench bridged-call`)
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { alternatePairs, formatRatio, median, reportTarget, summarize } from './ab-pairs.ts';
@@ -33,10 +37,22 @@ const env = { ...process.env, XDG_CONFIG_HOME: join(top, 'config'), HOME: top, X
 const CALL = ['call', 'systemmanager', 'memorystats', '--profile', PROFILE];
 
 /** `--version` against the bridged call with one layout's `hostadm`: prints both ratios, reports the wall-time target. */
-async function layoutRow(layout: string, bin: string, layoutEnv: NodeJS.ProcessEnv, how = 'bridged', target = 'a bridged hostadm call'): Promise<void> {
+async function layoutRow(
+  layout: string,
+  bin: string,
+  layoutEnv: NodeJS.ProcessEnv,
+  afterCall: () => void,
+  how = 'bridged',
+  target = 'a bridged hostadm call',
+): Promise<void> {
   const version = costRecorder(bin, ['--version'], layoutEnv);
   const call = costRecorder(bin, CALL, layoutEnv);
-  const { ratio, a, b } = await alternatePairs(version.measure, call.measure, PAIRS);
+  const measureCall = async () => {
+    const ms = await call.measure();
+    afterCall();
+    return ms;
+  };
+  const { ratio, a, b } = await alternatePairs(version.measure, measureCall, PAIRS);
   const cpu = summarize(cpuRatios(version.cpu, call.cpu));
   console.log(
     `${layout}: hostadm call systemmanager memorystats (${how}) / hostadm --version: wall ${formatRatio(ratio)}   medians ${median(b).toFixed(0)} / ${median(a).toFixed(0)} ms`,
@@ -62,7 +78,8 @@ async function persistedRow(layout: string, bin: string, layoutEnv: NodeJS.Proce
     await new Promise((r) => setTimeout(r, 100));
   }
   try {
-    await layoutRow(layout, bin, persisted, 'through a persisted session', 'a bridged call through a persisted session');
+    // Not sampled for up's memory: that target is about the cold calls' load.
+    await layoutRow(layout, bin, persisted, () => {}, 'through a persisted session', 'a bridged call through a persisted session');
   } finally {
     await run(bin, ['session', 'stop'], layoutEnv);
   }
@@ -77,6 +94,14 @@ function run(bin: string, args: string[], runEnv: NodeJS.ProcessEnv): Promise<{ 
   );
 }
 
+/** VmRSS, VmHWM, RssAnon and RssFile of a process, in KiB (Linux /proc). */
+function residentKiB(pid: number): Record<'VmRSS' | 'VmHWM' | 'RssAnon' | 'RssFile', number> {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+  return { VmRSS: field('VmRSS'), VmHWM: field('VmHWM'), RssAnon: field('RssAnon'), RssFile: field('RssFile') };
+}
+
+// bin/hostadm execs Node, so the spawned process is `hostadm up` itself.
 const up = spawn(hostadm, ['up', '--port-bridge', '0', '--port-agent', '0', '--data', join(top, 'data'), '--profile', PROFILE], {
   env,
   stdio: ['ignore', 'pipe', 'pipe'],
@@ -91,15 +116,27 @@ try {
     await new Promise((r) => setTimeout(r, 50));
   }
   console.log(`bridged CLI call through a Node bridge (hostadm up), ${PAIRS} alternating pairs after 2 warm-up pairs, per layout`);
-  await layoutRow('repository', hostadm, env);
+  const afterStart = residentKiB(up.pid!);
+  const upResident: number[] = [];
+  const sampleUp = () => upResident.push(residentKiB(up.pid!).VmRSS);
+  await layoutRow('repository', hostadm, env, sampleUp);
   await persistedRow('repository', hostadm, env);
   const installed = installPackagedCli();
   try {
-    await layoutRow('npm package', installed.hostadm, { ...env, PATH: installed.path });
+    await layoutRow('npm package', installed.hostadm, { ...env, PATH: installed.path }, sampleUp);
     await persistedRow('npm package', installed.hostadm, { ...env, PATH: installed.path });
   } finally {
     installed.dispose();
   }
+  const end = residentKiB(up.pid!);
+  const mib = (kib: number) => (kib / 1024).toFixed(1);
+  console.log(
+    `hostadm up resident: after start ${mib(afterStart.VmRSS)} MiB, after ${upResident.length} bridged calls ${mib(end.VmRSS)} MiB ` +
+      `(anonymous ${mib(end.RssAnon)}, file-backed ${mib(end.RssFile)}), peak ${mib(end.VmHWM)} MiB`,
+  );
+  // Each layout's first two calls are warm-up; the rest are the load the target is about.
+  const afterWarmup = upResident.slice(-PAIRS).map((kib) => kib / 1024 / 100);
+  reportTarget('Memory: hostadm up resident after the bridged calls vs 100 MiB', summarize(afterWarmup), 1);
 } finally {
   up.kill('SIGTERM');
   await new Promise((r) => up.once('close', r));

@@ -21,13 +21,14 @@
  * thread pool, but its per-call work (argument checks, copies, job dispatch, promises) and the base64
  * framing run on the main thread, so `size / main-thread µs` bounds what one side can reach.
  *
- * Env: BENCH_WINDOW_MS (default 600), BENCH_WINDOWS (3), BENCH_INFLIGHT (64), BENCH_HANDSHAKES (30).
+ * Env: BENCH_WINDOW_MS (default 600), BENCH_WINDOWS (6), BENCH_INFLIGHT (64), BENCH_HANDSHAKES (30).
  */
 import { createCipheriv, createDecipheriv, createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { answerClientHandshake, generateHostKey, SecureChannel, startClientHandshake } from '@hostadm/shared/crypto/index.ts';
+import { reportTarget, summarize } from './ab-pairs.ts';
 
 const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 600);
-const WINDOWS = Number(process.env.BENCH_WINDOWS ?? 3);
+const WINDOWS = Number(process.env.BENCH_WINDOWS ?? 6);
 const INFLIGHT = Number(process.env.BENCH_INFLIGHT ?? 64);
 const HANDSHAKES = Number(process.env.BENCH_HANDSHAKES ?? 30);
 const TARGET_MBS = 500;
@@ -81,14 +82,14 @@ function envelopeOfSize(bytes: number): string {
   return `${head + 'x'.repeat(Math.max(0, bytes - head.length - 2))}"}`;
 }
 
-async function channelPair(): Promise<{ client: SecureChannel; agent: SecureChannel }> {
+async function channelPair(offerHsc2 = false): Promise<{ client: SecureChannel; agent: SecureChannel }> {
   const { publicKey, privateKey } = generateKeyPairSync('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
   const host = await generateHostKey();
-  const hs = await startClientHandshake({ clientKeyPem: privateKey, clientSpkiPem: publicKey });
+  const hs = await startClientHandshake({ clientKeyPem: privateKey, clientSpkiPem: publicKey, offerHsc2 });
   const agent = await answerClientHandshake({ c1Args: hs.c1Args, clientSpkiPem: publicKey, hostKeyPem: host.privatePkcs8Pem });
   const done = await hs.finish(agent.a1Args, { pinnedHostKey: host.publicRaw });
   return { client: done.channel, agent: agent.channel };
@@ -143,6 +144,23 @@ function bareNodeGcm(plain: Buffer, decryptToo: boolean, key: KeyObject | Buffer
   };
 }
 
+/** Bare node:crypto AES-256-GCM decryption of one sealed `plain` (the counterpart of the encrypt row). */
+function bareNodeGcmDecrypt(plain: Buffer): () => void {
+  const key = createSecretKey(randomBytes(32));
+  const iv = Buffer.alloc(12);
+  const aad = randomBytes(37);
+  const c = createCipheriv('aes-256-gcm', key, iv);
+  c.setAAD(aad);
+  const ct = Buffer.concat([c.update(plain), c.final()]);
+  const tag = c.getAuthTag();
+  return () => {
+    const d = createDecipheriv('aes-256-gcm', key, iv);
+    d.setAAD(aad);
+    d.setAuthTag(tag);
+    Buffer.concat([d.update(ct), d.final()]);
+  };
+}
+
 /** Bare WebCrypto AES-256-GCM, `INFLIGHT` calls at a time (same iv/aad shapes as hsc1, no framing). */
 async function bareWebCrypto(plain: Uint8Array): Promise<{ encrypt: () => Promise<unknown>; decrypt: () => Promise<unknown> }> {
   const raw = randomBytes(32);
@@ -189,10 +207,14 @@ interface Cell {
   // biome-ignore lint/suspicious/noConfusingVoidType: a case may be synchronous and return nothing
   run: (input: unknown) => Promise<unknown> | void;
 }
-async function interleaved(size: number, cells: Cell[]): Promise<void> {
-  const acc = cells.map(() => ({ rates: [] as number[], cpus: [] as number[], mains: [] as number[] }));
+/** Per cell and window: rate, CPU and main-thread µs per message (window order alternates, so pairs are AB then BA). */
+type Windows = Array<{ rates: number[]; cpus: number[]; mains: number[] }>;
+async function interleaved(size: number, cells: Cell[]): Promise<Windows> {
+  const acc: Windows = cells.map(() => ({ rates: [] as number[], cpus: [] as number[], mains: [] as number[] }));
   for (let w = 0; w <= WINDOWS; w++) {
-    for (const [i, cell] of cells.entries()) {
+    const order = [...cells.entries()];
+    if (w % 2 === 1) order.reverse();
+    for (const [i, cell] of order) {
       let [ms, cpu, main, n] = [0, 0, 0, 0];
       const end = performance.now() + (w === 0 ? WINDOW_MS / 3 : WINDOW_MS); // window 0 warms up
       while (performance.now() < end) {
@@ -205,6 +227,7 @@ async function interleaved(size: number, cells: Cell[]): Promise<void> {
     }
   }
   for (const [i, cell] of cells.entries()) row(cell.what, size, { rate: median(acc[i]!.rates), cpuUs: median(acc[i]!.cpus), mainUs: median(acc[i]!.mains) });
+  return acc;
 }
 
 const { client, agent } = await channelPair();
@@ -222,6 +245,10 @@ const webOpenPair = await webCryptoPair();
 // The per-side cells use pairs of their own: frames sealed and never opened put a pair out of step.
 const sealPair = await channelPair();
 const openPair = await channelPair();
+const hsc2SealPair = await channelPair(true);
+const hsc2OpenPair = await channelPair(true);
+/** Bulk targets (16 KiB): per-window ratios of a channel cell's rate to bare AES-GCM's, filled below. */
+const bulk: Array<{ target: string; ratios: number[] }> = [];
 for (const size of [200, 16384]) {
   const plain = envelopeOfSize(size);
   const sample = await client.seal(plain);
@@ -256,11 +283,12 @@ for (const size of [200, 16384]) {
   const sealer = nodeFraming();
   const opener = nodeFraming();
   const nodeFrames = Array.from({ length: 50 }, () => opener.seal(plain));
-  const [gcmKeyObject, gcmBufferKey] = [bareNodeGcm(bytes, false), bareNodeGcm(bytes, false, randomBytes(32))];
+  const [gcmKeyObject, gcmBufferKey, gcmDecrypt] = [bareNodeGcm(bytes, false), bareNodeGcm(bytes, false, randomBytes(32)), bareNodeGcmDecrypt(bytes)];
   const fifty = (op: () => void) => () => {
     for (let i = 0; i < 50; i++) op();
   };
-  await interleaved(size, [
+  const hsc2Frames: Uint8Array[] = [];
+  const cells: Cell[] = [
     {
       what: `hsc1 seal only, ${INFLIGHT} in flight`,
       perBatch: INFLIGHT,
@@ -294,9 +322,51 @@ for (const size of [200, 16384]) {
         for (const f of nodeFrames) opener.open(f);
       },
     },
-    { what: 'node:crypto bare AES-256-GCM encrypt (KeyObject)', perBatch: 50, run: fifty(gcmKeyObject) },
     { what: 'node:crypto bare AES-256-GCM encrypt (Buffer key)', perBatch: 50, run: fifty(gcmBufferKey) },
-  ]);
+    // Each bulk target's pair side by side: bare AES-GCM, then hsc2 the same way.
+    { what: 'node:crypto bare AES-256-GCM encrypt (KeyObject)', perBatch: 50, run: fifty(gcmKeyObject) },
+    // hsc2 as the SDK and the agent run it in Node: binary frames, sealed and opened inline.
+    { what: 'hsc2 seal only (binary, inline)', perBatch: 50, run: fifty(() => hsc2SealPair.client.sealBinarySync(plain)) },
+    { what: 'node:crypto bare AES-256-GCM decrypt (KeyObject)', perBatch: 50, run: fifty(gcmDecrypt) },
+    {
+      what: 'hsc2 open only (binary, inline)',
+      perBatch: 50,
+      prepare: async () => {
+        hsc2Frames.length = 0;
+        for (let i = 0; i < 50; i++) hsc2Frames.push(hsc2OpenPair.client.sealBinarySync(plain));
+      },
+      run: () => {
+        for (const f of hsc2Frames) hsc2OpenPair.agent.openBinarySync(f);
+      },
+    },
+  ];
+  const windows = await interleaved(size, cells);
+  if (size === 16384) {
+    // Per-window ratios of what one CPU-second carries (bare CPU per message / channel CPU per message):
+    // the two cells ran back to back in each window, in alternating order. CPU per message is what load
+    // from other processes disturbs least; the wall-clock rates above swing with it.
+    const cpus = (what: string) => windows[cells.findIndex((c) => c.what === what)]!.cpus;
+    const ratios = (b: string, a: string) => cpus(b).map((c, w) => cpus(a)[w]! / c);
+    const [bareEnc, bareDec] = ['node:crypto bare AES-256-GCM encrypt (KeyObject)', 'node:crypto bare AES-256-GCM decrypt (KeyObject)'];
+    bulk.push(
+      {
+        target: 'Channel: hsc2 bulk seal vs bare AES-GCM encrypt (KeyObject), 16 KiB, per CPU-second',
+        ratios: ratios('hsc2 seal only (binary, inline)', bareEnc),
+      },
+      {
+        target: 'Channel: hsc2 bulk open vs bare AES-GCM decrypt (KeyObject), 16 KiB, per CPU-second',
+        ratios: ratios('hsc2 open only (binary, inline)', bareDec),
+      },
+      {
+        target: 'Channel: hsc1 bulk seal vs bare AES-GCM encrypt (KeyObject), 16 KiB, per CPU-second',
+        ratios: ratios(`hsc1 seal only, ${INFLIGHT} in flight`, bareEnc),
+      },
+      {
+        target: 'Channel: hsc1 bulk open vs bare AES-GCM decrypt (KeyObject), 16 KiB, per CPU-second',
+        ratios: ratios(`hsc1 open only, ${INFLIGHT} in flight`, bareDec),
+      },
+    );
+  }
 }
 
 // Handshake: each step timed separately, sequentially (RSA-2048 private ops dominate).
@@ -359,3 +429,4 @@ console.log(
   `  main-thread bound (16 KiB / main-thread µs, what one side reaches with the pool and GC on other cores): hsc1 seal ${f0(perMain(seal))}, open ${f0(perMain(open))}; ` +
     `bare WebCrypto ${f0(perMain(wcEnc))} / ${f0(perMain(wcDec))} MB/s`,
 );
+for (const b of bulk) reportTarget(b.target, summarize(b.ratios), 0.9, 'at-least');

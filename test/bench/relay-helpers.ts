@@ -180,6 +180,7 @@ export function plainLink(ws: WebSocket, dest: string, size: number): Link {
 /**
  * Relay frames whose body is the payload (`size` bytes of plaintext) sealed with `channel`, as the
  * SDK sends them: sealed in call order and sent in that order; every echo opened in arrival order.
+ * hsc2 channels send binary frames, sealed and opened inline (the SDK does so on node:crypto).
  */
 export function secureLink(ws: WebSocket, dest: string, size: number, channel: SecureChannel): Link {
   const filler = 'x'.repeat(size);
@@ -187,6 +188,24 @@ export function secureLink(ws: WebSocket, dest: string, size: number, channel: S
     console.error('secure link failed:', cause);
     process.exit(1);
   };
+  if (channel.version === 'hsc2') {
+    const head = Buffer.from(`${dest}\n`);
+    return {
+      send: (s) => ws.send(channel.sealBinarySync(tagged(s, filler), head), { binary: true }),
+      listen(onEcho) {
+        const onMessage = (data: Buffer, isBinary: boolean) => {
+          if (!isBinary) return;
+          try {
+            onEcho(Number.parseInt(channel.openBinarySync(data.subarray(data.indexOf(10) + 1)).slice(0, 12), 10));
+          } catch (cause) {
+            failed(cause);
+          }
+        };
+        ws.on('message', onMessage);
+        return () => ws.off('message', onMessage);
+      },
+    };
+  }
   return {
     send: (s) => void channel.seal(tagged(s, filler)).then((frame) => ws.send(`${dest}\n${frame}`), failed),
     listen(onEcho) {
@@ -206,6 +225,10 @@ export interface Cell {
   p99: number;
   /** CPU of the relay process (or echo server) per frame it forwarded (or echoed), µs. */
   cpuPerFrame: number;
+  /** CPU of the load client (this process: for the secure paths its seal and open) per round trip, µs. */
+  clientCpuPerMsg: number;
+  /** CPU of the far end (echo peer or agent; NaN when not given) per round trip, µs. */
+  farCpuPerMsg: number;
 }
 
 /**
@@ -213,7 +236,7 @@ export interface Cell {
  * `framesPerMsg`: frames the measured process handles per round trip (a relay forwards 2, an echo
  * server answers 1).
  */
-export async function measure(link: Link, inflight: number, pid: number, framesPerMsg: number): Promise<Cell> {
+export async function measure(link: Link, inflight: number, pid: number, framesPerMsg: number, farPid = 0): Promise<Cell> {
   const mask = (1 << 20) - 1;
   const sentAt = new Float64Array(mask + 1);
   let seq = 0;
@@ -243,9 +266,13 @@ export async function measure(link: Link, inflight: number, pid: number, framesP
   counting = true;
   const t0 = performance.now();
   const cpu0 = cpuSeconds(pid);
+  const far0 = farPid ? cpuSeconds(farPid) : NaN;
+  const own0 = process.cpuUsage();
   await new Promise((r) => setTimeout(r, WINDOW_MS));
   counting = false;
   const cpu1 = cpuSeconds(pid);
+  const far1 = farPid ? cpuSeconds(farPid) : NaN;
+  const own = process.cpuUsage(own0);
   const seconds = (performance.now() - t0) / 1000;
   sending = false;
   await new Promise<void>((resolve) => {
@@ -256,7 +283,14 @@ export async function measure(link: Link, inflight: number, pid: number, framesP
   stop();
   rtts.sort((a, b) => a - b);
   const pct = (p: number) => rtts[Math.min(rtts.length - 1, Math.floor(p * rtts.length))] ?? NaN;
-  return { msgsPerSec: count / seconds, p50: pct(0.5), p99: pct(0.99), cpuPerFrame: ((cpu1 - cpu0) * 1e6) / (count * framesPerMsg) };
+  return {
+    msgsPerSec: count / seconds,
+    p50: pct(0.5),
+    p99: pct(0.99),
+    cpuPerFrame: ((cpu1 - cpu0) * 1e6) / (count * framesPerMsg),
+    clientCpuPerMsg: (own.user + own.system) / count,
+    farCpuPerMsg: ((far1 - far0) * 1e6) / count,
+  };
 }
 
 // ---------------------------------------------------------------- the hsc1 channel over the relay
@@ -266,12 +300,11 @@ export async function measure(link: Link, inflight: number, pid: number, framesP
  * sends `{"c1":…}` in clear, the agent answers `{"a1":…}`, the client sends `{"c2":…}` sealed (the
  * first sealed frame, seq 0) and the agent answers `{"ok":true}` sealed.
  */
-export async function clientChannel(ws: WebSocket, dest: string, key: Key, hostPublicRaw: string): Promise<SecureChannel> {
-  const frames: string[] = [];
+export async function clientChannel(ws: WebSocket, dest: string, key: Key, hostPublicRaw: string, offerHsc2 = false): Promise<SecureChannel> {
+  const frames: Buffer[] = [];
   let wake: () => void = () => {};
   const onMessage = (data: Buffer) => {
-    const s = data.toString();
-    frames.push(s.slice(s.indexOf('\n') + 1));
+    frames.push(data.subarray(data.indexOf(10) + 1));
     wake();
   };
   const nextBody = async () => {
@@ -280,12 +313,20 @@ export async function clientChannel(ws: WebSocket, dest: string, key: Key, hostP
   };
   ws.on('message', onMessage);
   try {
-    const hs = await startClientHandshake({ clientKeyPem: key.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), clientSpkiPem: key.pem });
+    const hs = await startClientHandshake({
+      clientKeyPem: key.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      clientSpkiPem: key.pem,
+      offerHsc2,
+    });
     ws.send(`${dest}\n${JSON.stringify({ c1: hs.c1Args })}`);
-    const { a1 } = JSON.parse(await nextBody()) as { a1: unknown };
+    const { a1 } = JSON.parse((await nextBody()).toString()) as { a1: unknown };
     const done = await hs.finish(a1, { pinnedHostKey: hostPublicRaw });
-    ws.send(`${dest}\n${await done.channel.seal(JSON.stringify({ c2: done.c2Args }))}`);
-    const ok = JSON.parse(await done.channel.open(await nextBody())) as { ok?: boolean };
+    const c2 = JSON.stringify({ c2: done.c2Args });
+    if (done.channel.version === 'hsc2') ws.send(await done.channel.sealBinary(c2, Buffer.from(`${dest}\n`)), { binary: true });
+    else ws.send(`${dest}\n${await done.channel.seal(c2)}`);
+    const reply = await nextBody();
+    const opened = done.channel.version === 'hsc2' ? await done.channel.openBinary(reply) : await done.channel.open(reply.toString());
+    const ok = JSON.parse(opened) as { ok?: boolean };
     if (ok.ok !== true) throw new Error('the echo agent refused C2');
     return done.channel;
   } finally {
@@ -305,9 +346,31 @@ export async function echoAgentChannel(ws: WebSocket, clientSpkiPem: string): Pr
     console.error('secure echo agent failed:', cause);
     process.exit(1);
   };
-  ws.on('message', (d: Buffer) => {
+  ws.on('message', (d: Buffer, isBinary: boolean) => {
     if (d[0] === 0x7b) return; // the bridge's own envelopes
     const nl = d.indexOf(10);
+    if (isBinary) {
+      // hsc2: opened and resealed inline, the reply one buffer with the client's line in front.
+      const ch = channel!;
+      try {
+        const plain = ch.openBinarySync(d.subarray(nl + 1));
+        if (verifyC2) {
+          const verify = verifyC2;
+          verifyC2 = null;
+          void verify((JSON.parse(plain) as { c2: unknown }).c2)
+            .then((ok) => {
+              if (!ok) throw new Error('C2 did not verify');
+              ws.send(ch.sealBinarySync(JSON.stringify({ ok: true }), d.subarray(0, nl + 1)), { binary: true });
+            })
+            .catch(failed);
+          return;
+        }
+        ws.send(ch.sealBinarySync(plain, d.subarray(0, nl + 1)), { binary: true });
+      } catch (cause) {
+        failed(cause);
+      }
+      return;
+    }
     const head = d.toString('latin1', 0, nl + 1);
     const body = d.toString('latin1', nl + 1);
     if (body[0] === '{') {

@@ -8,7 +8,8 @@
  *   the V8 flags the bridge gets from client/bin/hostadm
  * - bridge:   load client (signed-in client) ⇄ hostadm bridge ⇄ echo peer (signed-in agent)
  * - workers bridge: the same through the Workers bridge in local workerd (`wrangler dev`)
- * - bridge+hsc1: the same, with the hsc1 secure channel end to end: the load client and the echo
+ * - bridge+hsc1, bridge+hsc2: the same, with the secure channel end to end (hsc1: base64 text frames;
+ *   hsc2: binary frames, what the SDK and agent negotiate on this bridge): the load client and the echo
  *   agent do the real handshake through the bridge, then every payload is sealed by its sender and
  *   opened by its receiver (the echo agent opens each frame and sends the plaintext back resealed)
  *
@@ -21,7 +22,8 @@
  *
  * The bridge process starts with the V8 flags of client/bin/hostadm, as `hostadm bridge` does.
  *
- * Env: BENCH_ROUNDS (5), BENCH_WINDOW_MS (1500), BENCH_INFLIGHT (64), BENCH_SIZES (200,16384), BENCH_IDLE_AGENTS (500),
+ * Env: BENCH_ROUNDS (5), BENCH_WINDOW_MS (1500), BENCH_INFLIGHT (64), BENCH_SIZES (200,16384), BENCH_IDLE_AGENTS (500 per memory
+ * round), BENCH_MEMORY_ROUNDS (3),
  * BENCH_SKIP_WORKERS=1 (leaves out the Workers bridge row, which takes ~15 s to start).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,7 +32,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type WebSocket from 'ws';
-import { WebSocketServer } from 'ws';
 import { issueJoinToken } from '@hostadm/bridge/relay/join-token.ts';
 import { startWorkerdBridge } from '../../scripts/workerd-bridge.ts';
 import { reportTarget, summarize } from './ab-pairs.ts';
@@ -60,6 +61,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const INFLIGHT = Number(process.env.BENCH_INFLIGHT ?? 64);
 const IDLE_AGENTS = Number(process.env.BENCH_IDLE_AGENTS ?? 500);
 const WARM_AGENTS = 100;
+const MEMORY_ROUNDS = Number(process.env.BENCH_MEMORY_ROUNDS ?? 3);
 const SIZES = (process.env.BENCH_SIZES ?? '200,16384').split(',').map(Number);
 const WORKERS = process.env.BENCH_SKIP_WORKERS !== '1';
 const self = fileURLToPath(import.meta.url);
@@ -105,7 +107,7 @@ async function roleEchoPeer(url: string, token?: string, clientMd5?: string): Pr
   toParent({ ready: true });
 }
 
-/** The far end of bridge+hsc1: an agent that answers the handshake, then opens and reseals every frame. */
+/** The far end of bridge+hsc1/hsc2: an agent that answers the handshake, then opens and reseals every frame. */
 async function roleSecureEchoPeer(url: string, token: string, clientMd5: string, clientPemB64: string): Promise<void> {
   const { ws } = await bridgeSignIn(url, 'server', makeKey('ed25519'), token, [clientMd5]);
   const hostPublicRaw = await echoAgentChannel(ws, Buffer.from(clientPemB64, 'base64').toString());
@@ -157,22 +159,31 @@ async function parent(): Promise<void> {
     const bridgeUrl = (await bridge.next<{ url: string }>()).url;
     const clientKey = makeKey('rsa');
     const [agentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
-    await spawn('echo-peer', [bridgeUrl, agentToken!, clientKey.md5]).next();
+    const bridgeEcho = spawn('echo-peer', [bridgeUrl, agentToken!, clientKey.md5]);
+    await bridgeEcho.next();
     const [clientToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'client', n: 1 })).tokens;
     const { ws: viaBridge, offer } = await bridgeSignIn(bridgeUrl, 'client', clientKey, clientToken!, [clientKey.md5]);
     const agentId = offer[0];
     if (!agentId) throw new Error('the bridge did not offer the echo agent');
 
-    // bridge + hsc1: its own agent and client (keys of their own, so each client is offered one agent)
-    const secureKey = makeKey('rsa');
-    const [secureAgentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
-    const secureAgent = spawn('secure-echo-peer', [bridgeUrl, secureAgentToken!, secureKey.md5, Buffer.from(secureKey.pem).toString('base64')]);
-    const { hostPublicRaw } = await secureAgent.next<{ hostPublicRaw: string }>();
-    const [secureToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'client', n: 1 })).tokens;
-    const { ws: viaBridgeSecure, offer: secureOffer } = await bridgeSignIn(bridgeUrl, 'client', secureKey, secureToken!, [secureKey.md5]);
-    const secureAgentId = secureOffer[0];
-    if (!secureAgentId || secureOffer.length !== 1) throw new Error(`the bridge offered ${JSON.stringify(secureOffer)} to the hsc1 client`);
-    const channel = await clientChannel(viaBridgeSecure, secureAgentId, secureKey, hostPublicRaw);
+    // bridge + hsc1 and bridge + hsc2: each its own agent and client (keys of their own, so each client
+    // is offered one agent); the hsc2 client offers hsc2 and the echo agent takes it, as the SDK and
+    // the agent do on a bridge that relays binary frames.
+    const secureChannel = async (offerHsc2: boolean) => {
+      const secureKey = makeKey('rsa');
+      const [secureAgentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
+      const secureAgent = spawn('secure-echo-peer', [bridgeUrl, secureAgentToken!, secureKey.md5, Buffer.from(secureKey.pem).toString('base64')]);
+      const { hostPublicRaw } = await secureAgent.next<{ hostPublicRaw: string }>();
+      const [secureToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'client', n: 1 })).tokens;
+      const { ws, offer: secureOffer } = await bridgeSignIn(bridgeUrl, 'client', secureKey, secureToken!, [secureKey.md5]);
+      const id = secureOffer[0];
+      if (!id || secureOffer.length !== 1) throw new Error(`the bridge offered ${JSON.stringify(secureOffer)} to the secure client`);
+      const channel = await clientChannel(ws, id, secureKey, hostPublicRaw, offerHsc2);
+      if (channel.version !== (offerHsc2 ? 'hsc2' : 'hsc1')) throw new Error(`the secure channel is ${channel.version}`);
+      return { ws, id, channel, farPid: secureAgent.proc.pid! };
+    };
+    const hsc1 = await secureChannel(false);
+    const hsc2 = await secureChannel(true);
 
     // the Workers bridge in local workerd (wrangler dev): its own agent and client, like the bridge row
     const workers = WORKERS ? await startWorkerdBridge() : null;
@@ -192,14 +203,30 @@ async function parent(): Promise<void> {
 
     // The same bytes on every path: direct and minimal carry a dummy first line as long as the bridge's.
     const dummy = 'agent-00000000-0000-0000-0000-000000000000';
-    const paths: Array<{ name: string; link: (size: number) => Link; pid: number; frames: number; unloaded: boolean }> = [
+    const paths: Array<{ name: string; link: (size: number) => Link; pid: number; frames: number; unloaded: boolean; farPid?: number }> = [
       { name: 'direct', link: (size) => plainLink(direct, dummy, size), pid: echo.proc.pid!, frames: 1, unloaded: true },
       { name: 'minimal relay', link: (size) => plainLink(minimal, dummy, size), pid: minimalChild.proc.pid!, frames: 2, unloaded: true },
       ...('url' in nginx && viaNginx
         ? [{ name: 'nginx', link: (size: number) => plainLink(viaNginx, dummy, size), pid: nginx.pid, frames: 2, unloaded: true }]
         : []),
       { name: 'minimal+heap†', link: (size) => plainLink(heavy, dummy, size), pid: heavyChild.proc.pid!, frames: 2, unloaded: false },
-      { name: 'bridge', link: (size) => plainLink(viaBridge, agentId, size), pid: bridge.proc.pid!, frames: 2, unloaded: true },
+      { name: 'bridge', link: (size) => plainLink(viaBridge, agentId, size), pid: bridge.proc.pid!, frames: 2, unloaded: true, farPid: bridgeEcho.proc.pid! },
+      {
+        name: 'bridge+hsc2‡',
+        link: (size) => secureLink(hsc2.ws, hsc2.id, size, hsc2.channel),
+        pid: bridge.proc.pid!,
+        frames: 2,
+        unloaded: true,
+        farPid: hsc2.farPid,
+      },
+      {
+        name: 'bridge+hsc1‡',
+        link: (size) => secureLink(hsc1.ws, hsc1.id, size, hsc1.channel),
+        pid: bridge.proc.pid!,
+        frames: 2,
+        unloaded: true,
+        farPid: hsc1.farPid,
+      },
       ...(workers && viaWorkers
         ? [
             {
@@ -211,16 +238,16 @@ async function parent(): Promise<void> {
             },
           ]
         : []),
-      { name: 'bridge+hsc1‡', link: (size) => secureLink(viaBridgeSecure, secureAgentId, size, channel), pid: bridge.proc.pid!, frames: 2, unloaded: true },
     ];
     const results = new Map<string, Cell[]>();
     const cells: Array<{ path: (typeof paths)[number]; size: number; inflight: number }> = [];
     for (const size of SIZES) for (const path of paths) cells.push({ path, size, inflight: INFLIGHT });
     for (const path of paths) if (path.unloaded) cells.push({ path, size: 200, inflight: 1 });
     for (let round = 0; round < ROUNDS; round++) {
-      for (const cell of cells) {
+      // Every other round in reverse: the cells of a ratio (bridge, then bridge+hsc2 right after it) run AB, then BA.
+      for (const cell of round % 2 === 0 ? cells : [...cells].reverse()) {
         const key = `${cell.path.name}|${cell.size}|${cell.inflight}`;
-        const r = await measure(cell.path.link(cell.size), cell.inflight, cell.path.pid, cell.path.frames);
+        const r = await measure(cell.path.link(cell.size), cell.inflight, cell.path.pid, cell.path.frames, cell.path.farPid);
         results.set(key, [...(results.get(key) ?? []), r]);
       }
     }
@@ -229,7 +256,7 @@ async function parent(): Promise<void> {
     // Every server-side ws unmasks each received frame; without bufferutil that is a JS byte loop
     // (~15–40 µs per 16 KiB frame here, ~2 µs native), paid alike by the bridge, the relays and the echo server.
     console.log(`ws unmask: ${hasBufferUtil() ? 'native (bufferutil)' : 'JS byte loop (bufferutil not installed): 16 KiB rows are bound by it'}`);
-    console.log('path            size      in flight    msg/s      MB/s   RTT p50 µs  RTT p99 µs  CPU µs/frame*');
+    console.log('path            size      in flight    msg/s      MB/s   RTT p50 µs  RTT p99 µs  CPU µs/frame*  client µs/msg  far end µs/msg');
     const summary = new Map<string, Cell>();
     for (const cell of cells) {
       const key = `${cell.path.name}|${cell.size}|${cell.inflight}`;
@@ -239,20 +266,25 @@ async function parent(): Promise<void> {
         p50: median(rs.map((r) => r.p50)),
         p99: median(rs.map((r) => r.p99)),
         cpuPerFrame: median(rs.map((r) => r.cpuPerFrame)),
+        clientCpuPerMsg: median(rs.map((r) => r.clientCpuPerMsg)),
+        farCpuPerMsg: median(rs.map((r) => r.farCpuPerMsg)),
       };
       summary.set(key, s);
       const size = cell.size >= 1024 ? `${cell.size / 1024} KiB` : `${cell.size} B`;
       console.log(
-        `${cell.path.name.padEnd(15)} ${size.padEnd(9)} ${String(cell.inflight).padStart(9)} ${s.msgsPerSec.toFixed(0).padStart(9)} ${((s.msgsPerSec * cell.size) / 1e6).toFixed(1).padStart(8)} ${s.p50.toFixed(0).padStart(11)} ${s.p99.toFixed(0).padStart(11)} ${s.cpuPerFrame.toFixed(1).padStart(13)}`,
+        `${cell.path.name.padEnd(15)} ${size.padEnd(9)} ${String(cell.inflight).padStart(9)} ${s.msgsPerSec.toFixed(0).padStart(9)} ${((s.msgsPerSec * cell.size) / 1e6).toFixed(1).padStart(8)} ${s.p50.toFixed(0).padStart(11)} ${s.p99.toFixed(0).padStart(11)} ${s.cpuPerFrame.toFixed(1).padStart(13)} ${s.clientCpuPerMsg.toFixed(1).padStart(14)} ${Number.isNaN(s.farCpuPerMsg) ? '             -' : s.farCpuPerMsg.toFixed(1).padStart(15)}`,
       );
     }
     console.log('* CPU of the relay process per frame it forwards (direct: of the echo server per frame it echoes), from /proc');
+    console.log(
+      'client µs/msg: CPU of the load client (this process) per round trip; far end µs/msg: of the bridge echo peer or echo agent, from /proc (10 ms ticks)',
+    );
     console.log(
       `† the minimal relay in a process that loaded the bridge's modules (same heap as the bridge) and with its V8 flags (${bridgeFlags.join(' ') || 'none'}): a control, not a target`,
     );
     if (workers) console.log('§ the same bridge on Cloudflare Workers in local workerd (wrangler dev, one Durable Object hub; CPU: the workerd process)');
     console.log(
-      '‡ payload sealed by the load client, opened and resealed by the echo agent, opened again (size and MB/s: plaintext; on the wire base64 makes it 4/3)',
+      '‡ payload sealed by the load client, opened and resealed by the echo agent, opened again (size and MB/s: plaintext; on the wire hsc1 is base64 text, 4/3, hsc2 binary)',
     );
     // Per-round ratios of two paths' msg/s (their cells ran back to back in each round): median and spread.
     const pairRatio = (b: string, a: string, size: number, inflight: number) =>
@@ -284,24 +316,25 @@ async function parent(): Promise<void> {
     const bl = summary.get('bridge|200|1')!;
     const ml = summary.get('minimal relay|200|1')!;
     console.log(`ratio bridge/minimal unloaded RTT (200 B × 1): p50 ${(bl.p50 / ml.p50).toFixed(2)}×, p99 ${(bl.p99 / ml.p99).toFixed(2)}×`);
-    for (const [size, inflight] of [...SIZES.map((z) => [z, INFLIGHT]), [200, 1]] as Array<[number, number]>) {
-      const sc = summary.get(`bridge+hsc1‡|${size}|${inflight}`)!;
+    const loads: Array<[number, number]> = [...SIZES.map((z): [number, number] => [z, INFLIGHT]), [200, 1]];
+    for (const [version, size, inflight] of ['hsc1', 'hsc2'].flatMap((v) => loads.map(([z, n]) => [v, z, n] as const))) {
+      const sc = summary.get(`bridge+${version}‡|${size}|${inflight}`)!;
       const b = summary.get(`bridge|${size}|${inflight}`)!;
       const m = summary.get(`minimal relay|${size}|${inflight}`)!;
       const label = sizeLabel(size);
       console.log(
-        `ratio bridge+hsc1 at ${label} × ${inflight}: to bridge msg/s ${(sc.msgsPerSec / b.msgsPerSec).toFixed(2)}×, RTT p50 ${(sc.p50 / b.p50).toFixed(2)}×, p99 ${(sc.p99 / b.p99).toFixed(2)}×; ` +
+        `ratio bridge+${version} at ${label} × ${inflight}: to bridge msg/s ${(sc.msgsPerSec / b.msgsPerSec).toFixed(2)}×, RTT p50 ${(sc.p50 / b.p50).toFixed(2)}×, p99 ${(sc.p99 / b.p99).toFixed(2)}×; ` +
           `to minimal relay msg/s ${(sc.msgsPerSec / m.msgsPerSec).toFixed(2)}×, RTT p50 ${(sc.p50 / m.p50).toFixed(2)}×, p99 ${(sc.p99 / m.p99).toFixed(2)}×`,
       );
     }
     const stats = await bridge.ask<{ metrics: { drops: Record<string, number>; frames_relayed: number } }>({ cmd: 'mem' });
     console.log(`bridge counters: ${stats.metrics.frames_relayed} frames relayed, drops ${JSON.stringify(stats.metrics.drops)}`);
-    for (const ws of [direct, minimal, heavy, viaBridge, viaBridgeSecure, viaWorkers, viaNginx]) ws?.terminate();
+    for (const ws of [direct, minimal, heavy, viaBridge, hsc1.ws, hsc2.ws, viaWorkers, viaNginx]) ws?.terminate();
     await workers?.stop();
     if ('url' in nginx) await nginx.stop();
 
     // ---- memory per idle agent
-    const tokens = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: IDLE_AGENTS + WARM_AGENTS })).tokens;
+    const tokens = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: MEMORY_ROUNDS * IDLE_AGENTS + WARM_AGENTS })).tokens;
     const keys = tokens.map(() => makeKey('ed25519'));
     const agents: WebSocket[] = [];
     const connectMany = async (from: number, to: number) => {
@@ -313,36 +346,51 @@ async function parent(): Promise<void> {
     };
     // Warm-up: the sign-in path's optimized code and first allocations are not per-connection costs.
     await connectMany(0, WARM_AGENTS);
-    await new Promise((r) => setTimeout(r, 300));
-    const before = (await bridge.ask<{ mem: { rss: number; heap: number } }>({ cmd: 'mem' })).mem;
-    await connectMany(WARM_AGENTS, WARM_AGENTS + IDLE_AGENTS);
-    await new Promise((r) => setTimeout(r, 500));
-    const after = await bridge.ask<{ mem: { rss: number; heap: number }; metrics: { connections: { agent: number } } }>({ cmd: 'mem' });
-    const rssPer = (after.mem.rss - before.rss) / IDLE_AGENTS / 1024;
-    const heapPer = (after.mem.heap - before.heap) / IDLE_AGENTS / 1024;
-
-    // the same for a bare ws server, for reference
     const bare: WebSocket[] = [];
-    for (let i = 0; i < WARM_AGENTS; i++) bare.push(await open(`ws://127.0.0.1:${echoPort}`));
+    const openBare = async (n: number) => {
+      for (let i = 0; i < n; i += 100)
+        bare.push(...(await Promise.all(Array.from({ length: Math.min(100, n - i) }, () => open(`ws://127.0.0.1:${echoPort}`)))));
+    };
+    await openBare(WARM_AGENTS);
     await new Promise((r) => setTimeout(r, 300));
-    const bareBefore = (await echo.ask<{ mem: { rss: number; heap: number } }>({ cmd: 'mem' })).mem;
-    for (let i = 0; i < IDLE_AGENTS; i += 100) bare.push(...(await Promise.all(Array.from({ length: 100 }, () => open(`ws://127.0.0.1:${echoPort}`)))));
-    await new Promise((r) => setTimeout(r, 500));
-    const bareAfter = (await echo.ask<{ mem: { rss: number; heap: number } }>({ cmd: 'mem' })).mem;
-
+    // Rounds of IDLE_AGENTS more on each (the bridge's signed-in agents, then a bare ws server's plain
+    // sockets), each round one ratio of the two growths: the spread says how far RSS readings wander.
+    type Mem = { mem: { rss: number; heap: number } };
+    const perAgent: Array<{ rss: number; heap: number; bareRss: number; bareHeap: number }> = [];
+    for (let round = 0; round < MEMORY_ROUNDS; round++) {
+      const from = WARM_AGENTS + round * IDLE_AGENTS;
+      const before = (await bridge.ask<Mem>({ cmd: 'mem' })).mem;
+      await connectMany(from, from + IDLE_AGENTS);
+      await new Promise((r) => setTimeout(r, 500));
+      const after = (await bridge.ask<Mem>({ cmd: 'mem' })).mem;
+      const bareBefore = (await echo.ask<Mem>({ cmd: 'mem' })).mem;
+      await openBare(IDLE_AGENTS);
+      await new Promise((r) => setTimeout(r, 500));
+      const bareAfter = (await echo.ask<Mem>({ cmd: 'mem' })).mem;
+      const per = (a: number, b: number) => (a - b) / IDLE_AGENTS / 1024;
+      perAgent.push({
+        rss: per(after.rss, before.rss),
+        heap: per(after.heap, before.heap),
+        bareRss: per(bareAfter.rss, bareBefore.rss),
+        bareHeap: per(bareAfter.heap, bareBefore.heap),
+      });
+    }
+    const agentsNow = (await bridge.ask<{ metrics: { connections: { agent: number } } }>({ cmd: 'mem' })).metrics.connections.agent;
+    const kib = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' / ');
     console.log(
-      `memory per idle signed-in agent on the bridge (${after.metrics.connections.agent} agents): RSS ${rssPer.toFixed(1)} KiB, heap ${heapPer.toFixed(1)} KiB` +
-        `   (bare ws server: RSS ${((bareAfter.rss - bareBefore.rss) / IDLE_AGENTS / 1024).toFixed(1)} KiB, heap ${((bareAfter.heap - bareBefore.heap) / IDLE_AGENTS / 1024).toFixed(1)} KiB)`,
+      `memory per idle signed-in agent on the bridge (${agentsNow} agents, ${MEMORY_ROUNDS} rounds of ${IDLE_AGENTS}): RSS ${kib(perAgent.map((p) => p.rss))} KiB, heap ${kib(perAgent.map((p) => p.heap))} KiB` +
+        `   (bare ws server per socket: RSS ${kib(perAgent.map((p) => p.bareRss))} KiB, heap ${kib(perAgent.map((p) => p.bareHeap))} KiB)`,
     );
     for (const size of SIZES) {
       const at = `${sizeLabel(size)} × ${INFLIGHT}`;
       reportTarget(`Relay: bridge vs minimal relay, msg/s at ${at}`, pairRatio('bridge', 'minimal relay', size, INFLIGHT), 1.0, 'at-least');
       if (results.has(`nginx|${size}|${INFLIGHT}`))
         reportTarget(`Relay: bridge vs nginx, msg/s at ${at}`, pairRatio('bridge', 'nginx', size, INFLIGHT), 1.0, 'at-least');
-      reportTarget(`Channel: bridge+hsc1 vs bridge, msg/s at ${at}`, pairRatio('bridge+hsc1‡', 'bridge', size, INFLIGHT), 0.7, 'at-least');
+      // The channel as the SDK and the agent negotiate it on this bridge (hsc2); hsc1's ratio is printed above.
+      reportTarget(`Channel: bridge+hsc2 vs bridge, msg/s at ${at}`, pairRatio('bridge+hsc2‡', 'bridge', size, INFLIGHT), 0.7, 'at-least');
     }
-    const bareRssPer = (bareAfter.rss - bareBefore.rss) / IDLE_AGENTS / 1024;
-    reportTarget('Memory: bridge RSS per idle agent vs a bare ws server (one sample each)', summarize([rssPer / bareRssPer]), 1.0);
+    reportTarget('Memory: bridge RSS per idle agent vs a bare ws server, per round', summarize(perAgent.map((p) => p.rss / p.bareRss)), 1.0);
+    reportTarget('Memory: bridge heap per idle agent vs a bare ws server, per round', summarize(perAgent.map((p) => p.heap / p.bareHeap)), 1.0);
     for (const ws of [...agents, ...bare]) ws.terminate();
     bridge.proc.send({ cmd: 'stop' });
     await new Promise((r) => bridge.proc.once('exit', r));

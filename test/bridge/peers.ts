@@ -26,7 +26,7 @@ export function md5Of(key: TestKey): string {
 }
 
 type Waiter = { match: (msg: Message) => boolean; resolve: (msg: Message) => void };
-type Message = { env: Envelope } | { frame: string };
+type Message = { env: Envelope } | { frame: string; binary: boolean };
 
 /**
  * A peer on the bridge. Answers identify with `type`, and list_ssl_checksums with `md5Keys` (a
@@ -50,7 +50,7 @@ export class TestPeer {
     this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
     ws.on('message', (data, isBinary) => {
       const text = (data as Buffer).toString('utf8');
-      const msg: Message = !isBinary && text.startsWith('{') ? { env: JSON.parse(text) as Envelope } : { frame: text };
+      const msg: Message = !isBinary && text.startsWith('{') ? { env: JSON.parse(text) as Envelope } : { frame: text, binary: isBinary };
       if ('env' in msg && msg.env.name !== 'response' && msg.env.name !== 'error' && msg.env.name !== 'event') {
         this.bridgeRequests.push(msg.env);
         if (msg.env.id === 'bridge_request_ident' && answerIdentify) {
@@ -140,6 +140,11 @@ export class TestPeer {
 
   nextFrame(since = this.received.length): Promise<string> {
     return this.wait((m) => 'frame' in m, since).then((m) => (m as { frame: string }).frame);
+  }
+
+  /** The next relay frame with whether it came as a binary message. */
+  nextFrameKind(since = this.received.length): Promise<{ frame: string; binary: boolean }> {
+    return this.wait((m) => 'frame' in m, since).then((m) => m as { frame: string; binary: boolean });
   }
 
   close(): void {

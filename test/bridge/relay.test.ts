@@ -10,6 +10,7 @@ import { ed25519Key, rsaKey, type TestKey } from '../helpers/keys.ts';
 import { startTestBridge, until, type TestBridge, nodeOnly } from './helpers.ts';
 import { md5Of, signedInPeer } from './peers.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
+import { WebSocket } from 'ws';
 
 function fingerprint(key: TestKey): string {
   const pem = Buffer.from(key.pubKeyB64, 'base64').toString();
@@ -38,7 +39,7 @@ test('announcements: matching peers of the opposite kind only, with their detail
   const agentKey = ed25519Key();
   const { peer: agent, announcement: first } = await signedInPeer(bridge, 'server', agentKey, { md5Keys: [md5Of(key1)], nickname: 'web-1' });
   t.after(() => agent.close());
-  assert.deepEqual(first, { available_connections: [], peers: [] }, 'an empty offer is still announced once keys are listed');
+  assert.deepEqual(first, { available_connections: [], binary_frames: true, peers: [] }, 'an empty offer is still announced once keys are listed');
 
   const { peer: c1, announcement: a1 } = await signedInPeer(bridge, 'client', key1, { nickname: 'alice' });
   t.after(() => c1.close());
@@ -70,7 +71,7 @@ test('announcements: matching peers of the opposite kind only, with their detail
   const agentSeen = agent.received.length;
   const { peer: c2, announcement: a2 } = await signedInPeer(bridge, 'client', key2, { nickname: 'bob' });
   t.after(() => c2.close());
-  assert.deepEqual(a2, { available_connections: [], peers: [] });
+  assert.deepEqual(a2, { available_connections: [], binary_frames: true, peers: [] });
   // A client cannot match through someone else's md5_key: only the key it signed in with counts.
   const { peer: c3, announcement: a3 } = await signedInPeer(bridge, 'client', rsaKey(), { md5Keys: [md5Of(key1)] });
   t.after(() => c3.close());
@@ -160,12 +161,49 @@ test('drops: unknown destination, not announced, malformed; the sender is told a
     client.ws.send(bad);
     assert.deepEqual(await client.nextDropped(since), { destination: '', reason: 'malformed' });
   }
+  // Binary frames are relay frames too (hsc2), judged by the same first line.
   since = client.received.length;
-  client.ws.send(Buffer.from(`${agentId}\nbinary`), { binary: true });
+  client.ws.send(Buffer.from('bad id\nbinary'), { binary: true });
   assert.deepEqual(await client.nextDropped(since), { destination: '', reason: 'malformed' });
+  since = stranger.received.length;
+  stranger.ws.send(Buffer.from(`${agentId}\nbinary`), { binary: true });
+  assert.deepEqual(await stranger.nextDropped(since), { destination: agentId, reason: 'not-permitted' });
 
   const { drops } = await bridge.metrics();
-  assert.deepEqual(drops, { 'unknown-destination': 1, 'not-permitted': 1, 'queue-full': 0, 'too-large': 0, malformed: 5 });
+  assert.deepEqual(drops, { 'unknown-destination': 1, 'not-permitted': 2, 'queue-full': 0, 'too-large': 0, malformed: 5 });
+});
+
+test('binary relay frames (hsc2) leave as binary with the first line rewritten and the body byte for byte; a peer not signed in gets none through', async (t) => {
+  const bridge = await startTestBridge(t);
+  const { client, agent, agentId, clientId } = await pair(t, bridge);
+  // Bytes that are not UTF-8 (a sealed frame's are random): a text frame could not carry them.
+  const body = Buffer.from([0x00, 0xff, 0xfe, 0x0a, 0x80, 0xc3, 0x28, 0x7b]);
+  for (const size of [body.length, 20_000]) {
+    const payload = Buffer.concat([body, Buffer.alloc(size - body.length, 0xa5)]);
+    let since = agent.received.length;
+    client.ws.send(Buffer.concat([Buffer.from(`${agentId}\n`), payload]), { binary: true });
+    const toAgent = (await agent.nextFrameKind(since)) as { frame: string; binary: boolean };
+    assert.equal(toAgent.binary, true, 'a binary frame stays binary');
+    const raw = agent.received.slice(since).find((m) => 'frame' in m) as { frame: string };
+    assert.equal(raw.frame.slice(0, clientId.length + 1), `${clientId}\n`, 'the first line names the sender');
+    since = client.received.length;
+    agent.ws.send(Buffer.concat([Buffer.from(`${clientId}\n`), payload]), { binary: true });
+    assert.equal((await client.nextFrameKind(since)).binary, true);
+  }
+  // The payload arrives byte for byte: checked on a raw socket listener of the agent.
+  const exact = new Promise<Buffer>((resolve) => agent.ws.once('message', (data, isBinary) => isBinary && resolve(data as Buffer)));
+  client.ws.send(Buffer.concat([Buffer.from(`${agentId}\n`), body]), { binary: true });
+  assert.deepEqual(await exact, Buffer.concat([Buffer.from(`${clientId}\n`), body]));
+
+  // Before sign-in a binary frame is neither relayed nor parsed: dropped as not permitted; a big one closes the sender.
+  const early = new WebSocket(bridge.url);
+  const dropped = new Promise<string>((resolve) => early.on('message', (d) => String(d).includes('dropped') && resolve(String(d))));
+  await new Promise((r) => early.once('open', r));
+  early.send(Buffer.from(`${agentId}\nearly`), { binary: true });
+  assert.match(await dropped, /not-permitted/);
+  const closed = new Promise<number>((resolve) => early.once('close', (code) => resolve(code)));
+  early.send(Buffer.concat([Buffer.from(`${agentId}\n`), Buffer.alloc(20_000)]), { binary: true });
+  assert.equal(await closed, 1009);
 });
 
 test('frame size: over the relay limit (4 MiB + 128 bytes) closes the sender (1009); a frame that would grow past it when relayed is dropped (too-large)', async (t) => {

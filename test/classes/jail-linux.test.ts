@@ -4,8 +4,9 @@
  * network). The release is a tarball built in a moment from this host's own binaries (sh, id,
  * hostname, sleep, cat and the libraries ldd names), unpacked once by the agent; jails are overlays on
  * it. A jail is created, started (progress messages), started again (INFO), `id` and `hostname` run
- * in it as two users, its limits are in our cgroups, destroy is refused while it runs, it is stopped
- * and destroyed, and nothing is left: mounts, veths, the bridge, cgroups, processes.
+ * in it as two users, its limits are in our cgroups (and so is a command execjail runs), destroy is
+ * refused while it runs, it is stopped and destroyed, and nothing is left: mounts, veths, the bridge,
+ * cgroups, processes.
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -121,6 +122,16 @@ test('a jail from a release: start (progress), start again (INFO), id and hostna
     assert.equal(readFileSync(`/sys/fs/cgroup/pids/hostadm-jails/${uuid}/pids.max`, 'utf8').trim(), '64');
     assert.ok(readFileSync(`/sys/fs/cgroup/pids/hostadm-jails/${uuid}/cgroup.procs`, 'utf8').trim() !== '', 'the init is in the cgroup');
     assert.deepEqual(await call(root, 'capjail', { jail: 'web1' }), { capjail: { success: 'jail web1 capped.' } });
+    // A command execjail runs is in the jail's cgroups from its start, so the limits hold for it too.
+    // (`4:memory:/hostadm-jails/<uuid>` is keyed as label `4`, text `memory:/hostadm-jails/<uuid>`.)
+    const seen = Object.values(
+      ((await call(root, 'execjail', { jail: 'web1', user: 'app', command: ['cat', '/proc/self/cgroup'] })).execjail as { success: object }).success,
+    );
+    for (const c of ['memory', 'pids', 'cpu'])
+      assert.ok(
+        seen.some((line) => new RegExp(`^(\\S+,)?${c}(,\\S+)?:/hostadm-jails/${uuid}$`).test(String(line))),
+        `${c}: ${seen.join(' | ')}`,
+      );
   }
 
   const refused = expectError(await root.call('jail', 'destroyjail', { jail: 'web1' }), 409);

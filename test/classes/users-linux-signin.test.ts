@@ -73,14 +73,14 @@ test('the Linux PAM check: right, wrong, locked and expired passwords', { skip: 
   assert.equal(pamCheck(sandbox, 'pammy', 'Right: pass 1').ok, false, 'account expired (pam_acct_mgmt)');
 });
 
-test("the Linux admin group: the distribution's (sudo on Debian) unless --admin-group names another", () => {
+test("the Linux admin group: the distribution's (sudo on Debian) unless --admin-group names another", async () => {
   const debianLike = defaultLinuxAdminGroup();
-  const platform = createPlatform('linux', { dataDir: '/nonexistent', runner: new RecordingRunner() });
+  const platform = await createPlatform('linux', { dataDir: '/nonexistent', runner: new RecordingRunner() });
   assert.equal(platform.adminGroup, debianLike);
   assert.equal(accessLevelFor('alice', [debianLike], platform), 'full');
   assert.equal(accessLevelFor('olga', ['operator'], platform), 'limited');
   assert.equal(accessLevelFor('nina', ['users'], platform), null);
-  const custom = createPlatform('linux', { dataDir: '/nonexistent', runner: new RecordingRunner(), adminGroup: 'admins' });
+  const custom = await createPlatform('linux', { dataDir: '/nonexistent', runner: new RecordingRunner(), adminGroup: 'admins' });
   assert.equal(custom.adminGroup, 'admins');
   assert.equal(accessLevelFor('alice', [debianLike], custom), null);
 });

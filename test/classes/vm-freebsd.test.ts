@@ -245,7 +245,7 @@ async function freebsdAgent(t: TestContext): Promise<{ host: VmBhyveHost; root: 
   const mount = mkdtempSync(join(tmpdir(), 'hostadm-vmds-'));
   t.after(() => rmSync(mount, { recursive: true, force: true }));
   const host = new VmBhyveHost(mount);
-  const agent = await startTestAgent({ platform: 'freebsd', runner: host, maxIsoBytes: 1024 * 1024 });
+  const agent = await startTestAgent({ platform: 'freebsd', runner: host, maxIsoBytes: 1024 * 1024, freebsdVmTool: 'vm-bhyve' });
   t.after(() => agent.dispose());
   const root = await keySession(t, agent);
   await root.request('events', 'subscribe', ['dispatcher']);
@@ -281,6 +281,12 @@ test('every action runs vm-bhyve as an administrator would (argv snapshot)', asy
   const { memory: _memory, ...conf } = parseRcFile(fixture('web1.conf'));
   assert.deepEqual(props.web1, { ...conf, name: 'web1', cpu: '2', ram: '2G', description: 'frontend', boot: '1', size: '20G' });
   await step('listvms', 'listvms', {}, { listvms: { web1: { description: 'frontend', rcboot: 'YES', running: 'NO', vmm: 'NO' } } });
+  // boot is membership of rc.conf's vm_list, which vm-bhyve's rc.d/vm starts at boot (`vm startall`).
+  await step('setprop boot=0', 'setprop', { name: 'web1', boot: '0' }, { setprop: { web1: { boot: '0' } } });
+  assert.deepEqual(host.vmList, []);
+  await step('listvms (boot=0)', 'listvms', {}, { listvms: { web1: { description: 'frontend', rcboot: 'NO', running: 'NO', vmm: 'NO' } } });
+  await step('setprop boot=1', 'setprop', { name: 'web1', boot: '1' }, { setprop: { web1: { boot: '1' } } });
+  assert.deepEqual(host.vmList, ['web1']);
   writeFileSync(join(host.mount, 'local.iso'), Buffer.alloc(200 * 1024, 7));
   host.calls.length = 0;
   const fetched = await fetchIso(root, `file://${join(host.mount, 'local.iso')}`);

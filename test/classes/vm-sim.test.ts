@@ -150,3 +150,36 @@ test('limited users read but do not change', async (t) => {
   expectError(await operator.call('vm', 'fetchiso', { url: 'http://h/x.iso' }), 403);
   assert.equal(((await vmOk(operator, 'listvms')).listvms as Record<string, { running: string }>).fbsd?.running, 'YES');
 });
+
+test('guests marked boot=1 stop with the agent and start again with it, like the real platforms; boot=0 stays as it was', async (t) => {
+  let agent = await startTestAgent();
+  let admin = await clientFor(t, agent, 'admin');
+  await vmOk(admin, 'setprop', { name: 'debian', boot: '1' });
+  await vmOk(admin, 'create', { name: 'web1', size: '1G' });
+  const running = async () =>
+    Object.entries((await vmOk(admin, 'listvms')).listvms as Record<string, { running: string }>).map(([name, v]) => [name, v.running]);
+  assert.deepEqual(await running(), [
+    ['fbsd', 'YES'],
+    ['debian', 'NO'],
+    ['web1', 'NO'],
+  ]);
+  const args = (e: { args: unknown }) => (e.args as { args: Record<string, unknown> }).args;
+  await admin.request('events', 'subscribe', ['system-state']);
+  await agent.close();
+  // The seeded fbsd was running and is marked boot=1: the agent stopped it as it stopped.
+  assert.deepEqual(
+    admin.events.map((e) => ({ ...args(e), time: undefined })),
+    [{ event_system: 'admin/vm', action: 'autostop', name: 'fbsd', state: 'stopped', time: undefined }],
+  );
+  agent = await startTestAgent({}, agent.dataDir);
+  t.after(() => agent.dispose());
+  admin = await clientFor(t, agent, 'admin');
+  await admin.request('events', 'subscribe', ['system-state']);
+  // Started in their listed order; a new subscriber is sent the last event at once.
+  assert.equal(args(await admin.nextEvent((e) => args(e).name === 'debian')).state, 'started');
+  assert.deepEqual(await running(), [
+    ['fbsd', 'YES'],
+    ['debian', 'YES'],
+    ['web1', 'NO'],
+  ]);
+});

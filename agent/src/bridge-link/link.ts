@@ -69,6 +69,7 @@ export class BridgeLink {
       pipeline: options.pipeline,
       hostKey: () => (this.channelHostKey ??= hostKeyFromPem(hostKey.privatePem, hostKey.publicRaw)),
       send: (clientId, body) => this.sendRaw(`${clientId}\n${body}`),
+      sendBinary: (frame) => this.sendRaw(frame),
     });
   }
 
@@ -135,8 +136,13 @@ export class BridgeLink {
       this.log.info({ bridge: this.options.url }, 'connected to bridge');
     });
     ws.on('pong', () => this.heartbeat?.seen());
-    ws.on('message', (data: WebSocket.RawData) => {
+    ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
       this.heartbeat?.seen();
+      if (isBinary) {
+        // Only relay frames come binary (hsc2 sealed frames): opened from the bytes, never decoded as text.
+        if (this.state === 'ready') this.onBinaryFrame(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data));
+        return;
+      }
       const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString('utf8');
       void this.onFrame(text).catch((err: unknown) => this.log.error({ err }, 'bridge frame failed'));
     });
@@ -165,7 +171,16 @@ export class BridgeLink {
     this.timer.unref();
   }
 
-  private sendRaw(text: string): void {
+  /** `<client id>\n<hsc2 body>`: the id is printable ASCII (`client-<uuid>`), else the frame is ignored. */
+  private onBinaryFrame(frame: Buffer): void {
+    const newline = frame.indexOf(0x0a);
+    if (newline <= 0 || newline > 64) return;
+    const clientId = frame.toString('latin1', 0, newline);
+    if (!/^[\x21-\x7e]+$/.test(clientId)) return;
+    void this.clients.handleBinary(clientId, frame.subarray(newline + 1)).catch((err: unknown) => this.log.error({ err }, 'bridge frame failed'));
+  }
+
+  private sendRaw(text: string | Uint8Array): void {
     const ws = this.ws;
     if (ws?.readyState !== WebSocket.OPEN) return;
     // A bridge that stops reading would make the agent buffer every reply: drop the link and redial.
@@ -241,6 +256,13 @@ export class BridgeLink {
       if (env.name === 'error') this.log.warn({ state, id: env.id, error: env.args }, 'the bridge refused a request of the agent');
       return;
     }
+    if (env.name === 'error' && state === 'enrolling' && errorCode(env.args) === 409) {
+      // The bridge knows this host key already: enrolled before under another address of the same
+      // bridge (a new port, a lost enrollment file). Signing in settles it: a revoked key is refused there.
+      this.log.info({ bridge: this.options.url, error: env.args }, 'the bridge already knows this host key; signing in');
+      this.request('signing-in', 'auth_ssl', '');
+      return;
+    }
     if (env.name === 'error') {
       this.log.error({ state, error: env.args }, 'the bridge refused the agent');
       this.ws?.close(1000, 'sign-in refused');
@@ -248,13 +270,14 @@ export class BridgeLink {
     }
     switch (state) {
       case 'enrolling':
-        writeFileSync(this.enrollmentFile(), JSON.stringify({ url: this.options.url, registered: env.args }), { mode: 0o600 });
+        this.recordEnrollment(env.args);
         this.request('signing-in', 'auth_ssl', '');
         return;
       case 'signing-in':
         this.proveKey(env.args);
         return;
       case 'proving':
+        if (this.options.joinToken && !this.enrolled()) this.recordEnrollment(null);
         this.state = 'ready';
         this.attempt = 0;
         this.log.info({ bridge: this.options.url }, 'signed in to bridge');
@@ -301,6 +324,11 @@ export class BridgeLink {
     return { md5_keys: keys.bridgeChecksums(), password_signin: config.allowPasswordAuth };
   }
 
+  /** `registered` is the bridge's enrollment reply, or null when the bridge had the key already. */
+  private recordEnrollment(registered: unknown): void {
+    writeFileSync(this.enrollmentFile(), JSON.stringify({ url: this.options.url, registered }), { mode: 0o600 });
+  }
+
   private enrollmentFile(): string {
     return join(this.options.dataDir, 'bridge-enrollment.json');
   }
@@ -314,4 +342,8 @@ export class BridgeLink {
       return false;
     }
   }
+}
+
+function errorCode(args: unknown): unknown {
+  return typeof args === 'object' && args !== null ? (args as { code?: unknown }).code : undefined;
 }

@@ -1,7 +1,8 @@
 /**
  * Clients that reach this agent through a bridge (docs/bridge-protocol.md §3). Each gets its own hsc1
  * channel and its own pipeline connection, so it is authorized, audited and served exactly like a
- * direct client. Nothing but `identify` and the channel's C1 is accepted in plain.
+ * direct client. Nothing but `identify`, the channel's C1 and a resumption's R1 (relayed-resume.ts) is
+ * accepted in plain.
  */
 import {
   answerClientHandshake,
@@ -9,6 +10,8 @@ import {
   channelClosedNotice,
   HandshakeError,
   MAX_SEALED_PLAINTEXT_BYTES,
+  TICKET_MESSAGE_ID,
+  utf8Encode,
   type HostKey,
   type SecureChannel,
 } from '@hostadm/shared/crypto/index.ts';
@@ -18,6 +21,7 @@ import type { Connection } from '../server/context.ts';
 import type { Pipeline } from '../server/pipeline.ts';
 import { startKeySession } from '../server/auth-ops.ts';
 import { parsePublicKey, type ParsedKey } from '../server/keys.ts';
+import { RelayedTickets, type TicketSeed } from './relayed-resume.ts';
 
 /**
  * What a verified C2 leads to: a session as the key's owner (`registered`); the key registered for the
@@ -27,10 +31,12 @@ import { parsePublicKey, type ParsedKey } from '../server/keys.ts';
  */
 type C2Outcome = { kind: 'registered'; user: string } | { kind: 'authorized'; pubKey: string; parsed: ParsedKey } | { kind: 'password' };
 
-interface PendingC2 {
-  verifyC2(args: unknown): Promise<boolean>;
-  md5Key: string;
-  outcome: C2Outcome;
+/** The proof a new channel waits for: C2 (`auth_ssl`, the key's signature) or RC (`auth_resume`, the ticket's confirm). */
+interface PendingProof {
+  name: 'auth_ssl' | 'auth_resume';
+  verify(args: unknown): Promise<boolean>;
+  /** Once proven: the reply (a session, or the invitation to sign in), a ticket sent sealed just before it. */
+  complete(client: RelayedClient): Promise<unknown>;
   deadline: number;
 }
 
@@ -39,10 +45,12 @@ interface RelayedClient {
   readonly clientId: string;
   readonly connection: Connection;
   channel: SecureChannel | null;
-  /** Set between A1 and C2; C2 is accepted once, within the window. */
-  pending: PendingC2 | null;
+  /** Set between A1 and C2 (or RA and RC); the proof is accepted once, within the window. */
+  pending: PendingProof | null;
   /** Frames to one client leave in seal order. */
   sendChain: Promise<void>;
+  /** hsc2: `<clientId>\n`, the first line of every binary frame to it. */
+  head: Uint8Array | null;
 }
 
 export interface RelayedClientsOptions {
@@ -50,6 +58,8 @@ export interface RelayedClientsOptions {
   hostKey: () => Promise<HostKey>;
   /** Sends `<clientId>\n<body>` through the bridge. */
   send(clientId: string, body: string): void;
+  /** Sends a binary relay frame (its first line already in `frame`). */
+  sendBinary(frame: Uint8Array): void;
   /** Most relayed clients at once (each holds a channel and maybe a session). */
   maxClients?: number;
 }
@@ -59,9 +69,11 @@ const C2_WINDOW_MS = 30_000;
 export class RelayedClients {
   private readonly clients = new Map<string, RelayedClient>();
   private readonly options: RelayedClientsOptions;
+  private readonly tickets: RelayedTickets;
 
   constructor(options: RelayedClientsOptions) {
     this.options = options;
+    this.tickets = new RelayedTickets(options.pipeline.services.keys);
   }
 
   get size(): number {
@@ -91,6 +103,16 @@ export class RelayedClients {
     await this.handlePlain(clientId, body);
   }
 
+  /** A binary relay frame: an hsc2 sealed frame (`body` is a view of the received buffer). */
+  async handleBinary(clientId: string, body: Uint8Array): Promise<void> {
+    const client = this.clients.get(clientId);
+    if (!client?.channel) {
+      this.options.send(clientId, channelClosedNotice('unknown-channel'));
+      return;
+    }
+    await this.handleSealed(client, body);
+  }
+
   private async handlePlain(clientId: string, body: string): Promise<void> {
     let value: unknown;
     try {
@@ -105,25 +127,65 @@ export class RelayedClients {
       reply(await this.options.pipeline.handle(this.connectionFor(clientId).connection, value));
       return;
     }
-    if (request?.namespace !== 'rpc' || request.name !== 'auth_ssl') {
+    if (request?.namespace !== 'rpc' || (request.name !== 'auth_ssl' && request.name !== 'auth_resume')) {
       reply(errorEnvelope(id, 'rpc', { code: 401, message: 'Unauthorized' }));
       return;
     }
     try {
-      reply(responseEnvelope(id, 'rpc', await this.answerC1(clientId, request.args)));
+      const answer = request.name === 'auth_ssl' ? this.answerC1(clientId, request.args) : this.answerR1(clientId, request.args);
+      reply(responseEnvelope(id, 'rpc', await answer));
     } catch (cause) {
-      reply(errorEnvelope(id, 'rpc', toHostadmError(cause).toArgs()));
+      const err = toHostadmError(cause);
+      if (request.name === 'auth_resume') this.auditRefusal(clientId, 'auth_resume', err.status, err.message);
+      reply(errorEnvelope(id, 'rpc', err.toArgs()));
     }
+  }
+
+  /** R1: a resumption ticket instead of C1 (relayed-resume.ts); its channel then waits for RC. */
+  private async answerR1(clientId: string, args: unknown): Promise<unknown> {
+    const { clock } = this.options.pipeline.services;
+    this.checkCapacity(clientId);
+    const resumed = await this.tickets.answer(args, await this.options.hostKey(), clock.now());
+    this.drop(clientId);
+    const client = this.connectionFor(clientId, resumed.seed.md5Key);
+    client.channel = resumed.channel;
+    client.pending = {
+      name: 'auth_resume',
+      verify: async (rcArgs) => resumed.verifyRc(rcArgs),
+      complete: (c) => this.signInWithTicket(c, resumed.seed, 'resumed'),
+      deadline: clock.now() + C2_WINDOW_MS,
+    };
+    return resumed.raArgs;
+  }
+
+  /** A key session for the seed's user (re-checking that the user may sign in), preceded by a fresh ticket. */
+  private async signInWithTicket(client: RelayedClient, seed: TicketSeed, how: 'handshake' | 'resumed'): Promise<unknown> {
+    const { services } = this.options.pipeline;
+    const ctx = { services, connection: client.connection, session: null, audit: { detail: '' } };
+    const reply = await startKeySession(seed.user, seed.md5Key, ctx, how);
+    const ticket = this.tickets.issue(seed, services.clock.now());
+    if (ticket) this.sendSealed(client, responseEnvelope(TICKET_MESSAGE_ID, 'rpc', ticket));
+    return reply;
+  }
+
+  private checkCapacity(clientId: string): void {
+    if (!this.clients.has(clientId) && this.clients.size >= (this.options.maxClients ?? 1024)) {
+      throw new HostadmError('UNAVAILABLE', 'too many clients through the bridge; try again later');
+    }
+  }
+
+  private auditRefusal(clientId: string, name: string, code: number, detail = ''): void {
+    const address = this.clients.get(clientId)?.connection.address ?? `bridge:${clientId}`;
+    this.options.pipeline.services.audit.record({ user: '', address, transport: 'bridge', namespace: 'rpc', name, action: '', code, detail });
   }
 
   private async answerC1(clientId: string, args: unknown): Promise<unknown> {
     const { md5Key, spkiPem, outcome } = this.c1Key(args);
-    if (!this.clients.has(clientId) && this.clients.size >= (this.options.maxClients ?? 1024)) {
-      throw new HostadmError('UNAVAILABLE', 'too many clients through the bridge; try again later');
-    }
+    this.checkCapacity(clientId);
+    const hostKey = await this.options.hostKey();
     let handshake: Awaited<ReturnType<typeof answerClientHandshake>>;
     try {
-      handshake = await answerClientHandshake({ c1Args: args, clientSpkiPem: spkiPem, hostKey: await this.options.hostKey() });
+      handshake = await answerClientHandshake({ c1Args: args, clientSpkiPem: spkiPem, hostKey });
     } catch (err) {
       if (err instanceof HandshakeError && err.reason === 'downgrade') {
         throw new HostadmError('BAD_REQUEST', 'the unprotected bridge channel is refused; use the hsc1 channel');
@@ -135,7 +197,17 @@ export class RelayedClients {
     this.drop(clientId);
     const client = this.connectionFor(clientId, md5Key);
     client.channel = handshake.channel;
-    client.pending = { verifyC2: handshake.verifyC2, md5Key, outcome, deadline: this.options.pipeline.services.clock.now() + C2_WINDOW_MS };
+    const now = this.options.pipeline.services.clock.now();
+    // A client that keeps tickets asks for one in C1; the channel version it negotiated goes into it.
+    const wantsTicket = (args as { want_ticket?: unknown }).want_ticket === true;
+    const seed = wantsTicket ? { hostKey: hostKey.publicRaw, channel: handshake.version, secret: handshake.resumptionSecret, provenAt: now } : null;
+    if (!seed) handshake.resumptionSecret.fill(0);
+    client.pending = {
+      name: 'auth_ssl',
+      verify: handshake.verifyC2,
+      complete: (c) => this.afterKeyProof(c, md5Key, outcome, seed),
+      deadline: now + C2_WINDOW_MS,
+    };
     return handshake.a1Args;
   }
 
@@ -163,11 +235,14 @@ export class RelayedClients {
     return { md5Key, spkiPem: parsed.spkiPem, outcome };
   }
 
-  private async handleSealed(client: RelayedClient, frame: string): Promise<void> {
+  private async handleSealed(client: RelayedClient, frame: string | Uint8Array): Promise<void> {
     const channel = client.channel as SecureChannel;
     let value: unknown;
     try {
-      value = JSON.parse(await channel.open(frame));
+      // An hsc2 frame on node:crypto is opened inline; a text frame on an hsc2 channel (or binary on hsc1) kills it.
+      const plain =
+        typeof frame === 'string' ? await channel.open(frame) : channel.inline ? channel.openBinarySync(frame) : await channel.openBinary(frame.slice());
+      value = JSON.parse(plain);
     } catch (err) {
       // Replay, gap, tampering or garbage: this channel is dead, and so is its session.
       const reason = err instanceof ChannelError ? err.reason : 'malformed';
@@ -177,7 +252,7 @@ export class RelayedClients {
       return;
     }
     if (client.pending) {
-      await this.verifyC2(client, readEnvelope(value));
+      await this.verifyProof(client, readEnvelope(value));
       return;
     }
     // The pipeline reads the request itself, answering a malformed one with its field errors.
@@ -185,39 +260,48 @@ export class RelayedClients {
     this.sendSealed(client, reply);
   }
 
-  private async verifyC2(client: RelayedClient, envelope: WireEnvelope | null): Promise<void> {
+  private async verifyProof(client: RelayedClient, envelope: WireEnvelope | null): Promise<void> {
     const id = envelope?.id ?? '';
-    const pending = client.pending as NonNullable<RelayedClient['pending']>;
-    client.pending = null; // C2 is accepted once, right or wrong
+    const pending = client.pending as PendingProof;
+    client.pending = null; // the proof is accepted once, right or wrong
     const { services } = this.options.pipeline;
-    const ok =
-      envelope !== null &&
-      envelope.namespace === 'rpc' &&
-      envelope.name === 'auth_ssl' &&
-      services.clock.now() <= pending.deadline &&
-      (await pending.verifyC2(envelope.args));
+    let refusal: { code: 400 | 401; message: string } = { code: 401, message: 'Unauthorized' };
+    let ok = false;
+    try {
+      ok =
+        envelope !== null &&
+        envelope.namespace === 'rpc' &&
+        envelope.name === pending.name &&
+        services.clock.now() <= pending.deadline &&
+        (await pending.verify(envelope.args));
+    } catch (err) {
+      // The client offered a channel version C1 did not bring here: something on the way stripped it.
+      if (!(err instanceof HandshakeError)) throw err;
+      services.logger.warn({ client: client.clientId, reason: err.reason }, `bridge channel refused: ${err.message}`);
+      refusal = { code: 400, message: `channel downgrade detected: ${err.message}` };
+    }
     if (!ok) {
-      services.audit.record({ user: '', address: client.connection.address, transport: 'bridge', namespace: 'rpc', name: 'auth_ssl', action: '', code: 401 });
-      this.sendSealed(client, errorEnvelope(id, 'rpc', { code: 401, message: 'Unauthorized' }));
+      this.auditRefusal(client.clientId, pending.name, refusal.code);
+      this.sendSealed(client, errorEnvelope(id, 'rpc', refusal));
       // The key proof failed: nothing more may come over this channel.
       client.sendChain = client.sendChain.then(() => this.drop(client.clientId));
       return;
     }
     try {
-      this.sendSealed(client, responseEnvelope(id, 'rpc', await this.afterKeyProof(client, pending)));
+      this.sendSealed(client, responseEnvelope(id, 'rpc', await pending.complete(client)));
     } catch (cause) {
       this.sendSealed(client, errorEnvelope(id, 'rpc', toHostadmError(cause).toArgs()));
     }
   }
 
   /** The C2 reply once the key is proven: a session (`[token, seconds]`), or the invitation to sign in. */
-  private async afterKeyProof(client: RelayedClient, pending: PendingC2): Promise<unknown> {
+  private async afterKeyProof(client: RelayedClient, md5Key: string, outcome: C2Outcome, seed: Omit<TicketSeed, 'md5Key' | 'user'> | null): Promise<unknown> {
     const { services } = this.options.pipeline;
     const ctx = { services, connection: client.connection, session: null, audit: { detail: '' } };
-    const { outcome } = pending;
-    if (outcome.kind === 'registered') return startKeySession(outcome.user, pending.md5Key, ctx);
+    const signIn = (user: string) => (seed ? this.signInWithTicket(client, { ...seed, md5Key, user }, 'handshake') : startKeySession(user, md5Key, ctx));
+    if (outcome.kind === 'registered') return signIn(outcome.user);
     if (outcome.kind === 'authorized') {
-      const user = services.keys.registerAuthorized(pending.md5Key, outcome.pubKey, outcome.parsed);
+      const user = services.keys.registerAuthorized(md5Key, outcome.pubKey, outcome.parsed);
       if (user === null) throw new HostadmError('UNAUTHORIZED'); // the authorization expired since C1
       services.audit.record({
         user,
@@ -227,10 +311,11 @@ export class RelayedClients {
         name: 'register_ssl_cert',
         action: '',
         code: 200,
-        detail: `key ${pending.md5Key} authorized on the host`,
+        detail: `key ${md5Key} authorized on the host`,
       });
-      return startKeySession(user, pending.md5Key, ctx);
+      return signIn(user);
     }
+    seed?.secret.fill(0);
     // Proven but unknown here: the channel stays open, signed out; only the rpc auth family is served.
     return { signed_in: false, sign_in: ['password'], message: 'this host does not know your key yet: sign in with a password, then register the key' };
   }
@@ -246,6 +331,27 @@ export class RelayedClients {
       );
     }
     // Seal in call order, send in seal order: the receiver insists on consecutive sequence numbers.
+    if (channel.version === 'hsc2') {
+      client.head ??= utf8Encode(`${client.clientId}\n`);
+      if (channel.inline) {
+        // node:crypto: sealed and sent now, which is call order (nothing of this channel waits in the chain).
+        try {
+          this.options.sendBinary(channel.sealBinarySync(text, client.head));
+        } catch (err) {
+          this.options.pipeline.services.logger.warn({ err, client: client.clientId }, 'sealing for a bridge client failed');
+          this.drop(client.clientId);
+        }
+        return;
+      }
+      const sealedBinary = channel.sealBinary(text, client.head);
+      client.sendChain = client.sendChain
+        .then(async () => this.options.sendBinary(await sealedBinary))
+        .catch((err: unknown) => {
+          this.options.pipeline.services.logger.warn({ err, client: client.clientId }, 'sealing for a bridge client failed');
+          this.drop(client.clientId);
+        });
+      return;
+    }
     const sealed = channel.seal(text);
     client.sendChain = client.sendChain
       .then(async () => this.options.send(client.clientId, await sealed))
@@ -268,6 +374,7 @@ export class RelayedClients {
       channel: null,
       pending: null,
       sendChain: Promise.resolve(),
+      head: null,
       connection: {
         id: `bridge:${clientId}`,
         transport: 'bridge',

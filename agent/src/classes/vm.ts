@@ -3,18 +3,21 @@
  * validated by the contract; the port answers 404/409 naming the field. Changes to one host run one at
  * a time (create, then adddisk of the same guest, must not interleave). `fetchiso` only plans the
  * download: the pipeline queues it and the dispatcher events carry `filename`, `percent_done` and
- * `download_rate`.
+ * `download_rate`. Where the agent starts the guests marked boot=1 (Linux, sim), vm-autostart.ts does it.
  */
 import { vm } from '@hostadm/shared/api/vm.ts';
 import { implementClass } from './types.ts';
 import { disk0Stays } from '../platforms/ports/vm.ts';
+import { serialized } from './serialized.ts';
+import { manageBootGuests } from './vm-autostart.ts';
 
 const yesNo = (v: boolean) => (v ? 'YES' : 'NO');
 
-export const vmImpl = implementClass(vm, ({ platform }) => {
-  const port = platform.ports.vm;
+export const vmImpl = implementClass(vm, (services) => {
+  const port = services.platform.ports.vm;
   if (!port) return null;
   const oneAtATime = serialized();
+  manageBootGuests(port, services, oneAtATime);
   return {
     listvms: async () => {
       const vms = await port.listVms();
@@ -82,13 +85,3 @@ export const vmImpl = implementClass(vm, ({ platform }) => {
     },
   };
 });
-
-/** Runs each task after the previous one has settled, whatever its outcome. */
-function serialized(): <T>(task: () => Promise<T>) => Promise<T> {
-  let tail: Promise<unknown> = Promise.resolve();
-  return (task) => {
-    const run = tail.then(task, task);
-    tail = run.catch(() => undefined);
-    return run;
-  };
-}

@@ -93,6 +93,11 @@ export interface PlatformOptions {
   adminGroup?: string;
   /** Linux: whether zpool/zfs are installed (default: looked for on the standard paths; tests in a namespace say so). */
   zfsTools?: boolean;
+  /**
+   * FreeBSD: the bhyve manager the vm class drives; default vm-bhyve where /usr/local/sbin/vm is
+   * installed, else iohyve where /usr/local/sbin/iohyve is, else the class is unavailable (tests say).
+   */
+  freebsdVmTool?: 'vm-bhyve' | 'iohyve' | null;
   /** Linux: the PAM service password sign-in checks against (default `login`). */
   pamService?: string;
   /** Linux/FreeBSD: the largest ISO image `vm fetchiso` downloads (default 16 GiB). */

@@ -73,12 +73,15 @@ async function passwordSignIn(args: { username: string; password: string }, ctx:
   return startSession(args.username, 'password', ctx);
 }
 
-/** Signs a connection in as the owner of a verified key (direct auth_ssl, or a bridge channel's C2). */
-export function startKeySession(user: string, keyMd5: string, ctx: RequestContext): Promise<TokenReply> {
-  return startSession(user, 'ssl', ctx, keyMd5);
+/**
+ * Signs a connection in as the owner of a verified key (direct auth_ssl, a bridge channel's C2, or a
+ * bridge channel resumed with a ticket: `resumed`, which the audit line says).
+ */
+export function startKeySession(user: string, keyMd5: string, ctx: RequestContext, how: 'handshake' | 'resumed' = 'handshake'): Promise<TokenReply> {
+  return startSession(user, 'ssl', ctx, keyMd5, how === 'resumed' ? ' (resumed with a ticket)' : '');
 }
 
-async function startSession(user: string, method: Session['method'], ctx: RequestContext, keyMd5?: string): Promise<TokenReply> {
+async function startSession(user: string, method: Session['method'], ctx: RequestContext, keyMd5?: string, detailSuffix = ''): Promise<TokenReply> {
   const { services, connection } = ctx;
   const groups = (await services.platform.accounts.groupsOf(user)) ?? [];
   const level = accessLevelFor(user, groups, services.platform);
@@ -95,7 +98,7 @@ async function startSession(user: string, method: Session['method'], ctx: Reques
     name: method === 'ssl' ? 'auth_ssl' : 'auth',
     action: '',
     code: 200,
-    detail: method === 'ssl' ? `key ${keyMd5 ?? ''}` : 'password',
+    detail: method === 'ssl' ? `key ${keyMd5 ?? ''}${detailSuffix}` : 'password',
   });
   return [session.token, services.sessions.secondsLeft(session)];
 }

@@ -163,6 +163,11 @@ export class KeyRegistry {
     };
   }
 
+  /** Who holds the key with this md5_key, without parsing it (a resumption's re-check, per channel). */
+  ownerOf(md5Key: string): { user: string; algorithm: 'rsa' | 'ed25519' } | null {
+    return this.db.select({ user: sslKeys.user, algorithm: sslKeys.algorithm }).from(sslKeys).where(eq(sslKeys.md5Key, md5Key)).get() ?? null;
+  }
+
   /** Called after every register or revoke (the bridge link re-announces the checksums). */
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);

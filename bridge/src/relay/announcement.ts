@@ -44,6 +44,8 @@ export function offerOf(matcher: Matcher, peer: Peer): Offer {
     event: () =>
       eventEnvelope('bridge', {
         available_connections: offer.map((q) => q.id),
+        // This bridge relays binary frames as binary (docs/bridge-protocol.md §2.6): clients may offer hsc2.
+        binary_frames: true,
         peers: offer.map(
           (q, i): PeerInfo => ({
             id: q.id,

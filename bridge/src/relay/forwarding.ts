@@ -37,7 +37,8 @@ export class Forwarder {
     this.deps = deps;
   }
 
-  forward(peer: Peer, data: Frame, size: number, now: number): void {
+  /** `binary`: the frame came as a binary message, and leaves as one. */
+  forward(peer: Peer, data: Frame, size: number, now: number, binary = false): void {
     const { config, metrics } = this.deps;
     if (peer.state !== 'signed-in') return this.deps.drop(peer, '', 'not-permitted');
     const end = headerEnd(data, config.maxHeaderBytes);
@@ -65,7 +66,8 @@ export class Forwarder {
       return this.deps.drop(peer, dest, 'queue-full');
     }
     const socket = target.socket;
-    if (typeof data === 'string' || !socket.sendParts?.(header, data, end)) socket.send(rewrite(data, end, peer.id, header, this.deps.allocate));
+    if (typeof data === 'string' || !socket.sendParts?.(header, data, end, binary))
+      socket.send(rewrite(data, end, peer.id, header, this.deps.allocate), binary);
     metrics.framesRelayed++;
     metrics.bytesRelayed += outSize;
   }

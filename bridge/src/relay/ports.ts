@@ -22,11 +22,12 @@ export type PeerKind = 'agent' | 'client';
 export type KeyAlgorithm = 'rsa' | 'ed25519';
 
 /**
- * One peer's WebSocket as the relay sees it. `send` always sends a **text** frame, whether it is
- * given a string or UTF-8 bytes (relay frames are forwarded as the bytes they arrived as).
+ * One peer's WebSocket as the relay sees it. `send` sends a **text** frame, whether it is given a
+ * string or UTF-8 bytes (relay frames are forwarded as the bytes they arrived as), unless `binary`:
+ * then the bytes go as a binary frame (a relay frame that arrived binary leaves binary).
  */
 export interface PeerSocket {
-  send(data: string | Uint8Array): void;
+  send(data: string | Uint8Array, binary?: boolean): void;
   /** Bytes accepted by `send` but not yet written to the network. */
   readonly bufferedAmount: number;
   /** Starts the closing handshake; the runtime reports the end with `Relay.closed`. */
@@ -34,11 +35,11 @@ export interface PeerSocket {
   /** Sends a protocol-level ping, where the runtime can (a Durable Object cannot; it relies on traffic). */
   ping?(): void;
   /**
-   * Optional fast path for byte frames: sends `head` followed by `frame[from..]` as ONE text frame
-   * without joining them first (Node writes both parts with one writev). Returns false when it
-   * cannot right now; the relay then joins the parts and uses `send`.
+   * Optional fast path for byte frames: sends `head` followed by `frame[from..]` as ONE text (or
+   * `binary`) frame without joining them first (Node writes both parts with one writev). Returns false
+   * when it cannot right now; the relay then joins the parts and uses `send`.
    */
-  sendParts?(head: Uint8Array, frame: Uint8Array, from: number): boolean;
+  sendParts?(head: Uint8Array, frame: Uint8Array, from: number, binary?: boolean): boolean;
 }
 
 /** A registered key as stored. Times are milliseconds since the epoch. */

@@ -1,13 +1,14 @@
 /**
- * The framing of an hsc1 channel to one host through a bridge session (docs/bridge-protocol.md §3):
+ * The framing of a channel to one host through a bridge session (docs/bridge-protocol.md §3):
  * what goes out is sealed and relayed in call order; what comes from the host is opened in arrival
  * order (the channel insists on consecutive sequence numbers) and handed on as plain envelope text.
- * A plain frame from the host now is its "channel closed" notice (or garbage): either way the channel
- * is over. States: open → closed (once; `onClose` says why).
+ * hsc1 frames are text (`hsc1.`…), hsc2 frames binary; on node:crypto (an inline engine) hsc2 frames
+ * are sealed and opened without a promise each. A plain frame from the host now is its "channel
+ * closed" notice (or garbage): either way the channel is over. States: open → closed (once; `onClose` says why).
  *
  * Runtime-neutral (WebCrypto only).
  */
-import { ChannelError, parseChannelClosedNotice, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
+import { ChannelError, parseChannelClosedNotice, utf8Encode, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
 import type { BridgeSession } from './bridge-session.ts';
 import { messageOf } from './bridge-session.ts';
 import { ConnectionError } from './errors.ts';
@@ -28,18 +29,43 @@ export class ChannelFraming {
   private readonly hostLabel: string;
   /** Frames are opened one after another, in arrival order. */
   private openTail: Promise<unknown> = Promise.resolve();
+  /** hsc2: `<agent id>\n`, the first line of every binary frame sent. */
+  private readonly head: Uint8Array;
 
   constructor(session: BridgeSession, agentId: string, channel: SecureChannel, hostLabel: string) {
     this.session = session;
     this.agentId = agentId;
     this.channel = channel;
     this.hostLabel = hostLabel;
+    this.head = utf8Encode(`${agentId}\n`);
   }
 
-  /** A relayed frame body from the host. */
+  /** A relayed binary frame body from the host (hsc2). */
+  receiveBinary(body: Uint8Array): void {
+    if (this.state === 'closed') return;
+    if (this.channel.version !== 'hsc2') {
+      this.close({ code: 4102, reason: `channel error (malformed): binary frame from ${this.hostLabel} on an ${this.channel.version} channel` });
+      return;
+    }
+    if (this.channel.inline) {
+      let plain: string;
+      try {
+        plain = this.channel.openBinarySync(body);
+      } catch (cause) {
+        this.failed(cause);
+        return;
+      }
+      this.onPlain(plain);
+      return;
+    }
+    // WebCrypto reads the frame asynchronously: a copy, since the socket's buffer is not ours to keep.
+    this.deliver(this.channel.openBinary(body.slice()));
+  }
+
+  /** A relayed text frame body from the host. */
   receive(body: string): void {
     if (this.state === 'closed') return;
-    if (!body.startsWith('hsc1.')) {
+    if (this.channel.version === 'hsc2' || !body.startsWith('hsc1.')) {
       const closedByHost = parseChannelClosedNotice(body);
       const reason = closedByHost
         ? `${closedByHost}; the bridge or the network altered, replayed or dropped a frame, or the host restarted`
@@ -47,37 +73,59 @@ export class ChannelFraming {
       this.close({ code: 4102, reason });
       return;
     }
-    const opened = this.channel.open(body);
+    this.deliver(this.channel.open(body));
+  }
+
+  /** Hands on opened frames in arrival order. */
+  private deliver(opened: Promise<string>): void {
     this.openTail = this.openTail.then(async () => {
       let plain: string;
       try {
         plain = await opened;
       } catch (cause) {
-        const reason = cause instanceof ChannelError ? `channel error (${cause.reason}): ${cause.message}` : `channel error: ${messageOf(cause)}`;
-        this.close({ code: 4102, reason, error: reason });
+        this.failed(cause);
         return;
       }
       if (this.state === 'open') this.onPlain(plain);
     });
   }
 
+  private failed(cause: unknown): void {
+    const reason = cause instanceof ChannelError ? `channel error (${cause.reason}): ${cause.message}` : `channel error: ${messageOf(cause)}`;
+    this.close({ code: 4102, reason, error: reason });
+  }
+
   /** Seals and relays one envelope text; frames leave in call order. */
   send(text: string): void {
     if (this.state === 'closed') throw new ConnectionError(`the channel to ${this.hostLabel} is closed`);
-    this.channel.seal(text).then(
-      (frame) => {
-        if (this.state !== 'open') return;
-        try {
-          this.session.sendRelay(this.agentId, frame);
-        } catch (cause) {
-          this.close({ code: 4102, reason: `the channel to ${this.hostLabel} failed: ${messageOf(cause)}` });
-        }
-      },
-      (cause: unknown) => {
-        if (cause instanceof RangeError) return; // too large: refused before a sequence number was taken
+    const broken = (cause: unknown) => {
+      if (cause instanceof RangeError) return; // too large: refused before a sequence number was taken
+      this.close({ code: 4102, reason: `the channel to ${this.hostLabel} failed: ${messageOf(cause)}` });
+    };
+    const relay = (send: () => void) => {
+      if (this.state !== 'open') return;
+      try {
+        send();
+      } catch (cause) {
         this.close({ code: 4102, reason: `the channel to ${this.hostLabel} failed: ${messageOf(cause)}` });
-      },
-    );
+      }
+    };
+    if (this.channel.version === 'hsc2') {
+      if (this.channel.inline) {
+        let frame: Uint8Array;
+        try {
+          frame = this.channel.sealBinarySync(text, this.head);
+        } catch (cause) {
+          broken(cause);
+          return;
+        }
+        relay(() => this.session.sendRelayBinary(frame));
+        return;
+      }
+      this.channel.sealBinary(text, this.head).then((frame) => relay(() => this.session.sendRelayBinary(frame)), broken);
+      return;
+    }
+    this.channel.seal(text).then((frame) => relay(() => this.session.sendRelay(this.agentId, frame)), broken);
   }
 
   close(info: CloseInfo): void {

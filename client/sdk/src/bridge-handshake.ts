@@ -5,12 +5,26 @@
  * key proof, whose reply is the session on the host (`[token, ttl]`) or the invitation to sign in
  * with a password on the channel.
  *
- * States: sending-c1 → awaiting-a1 → verifying → awaiting-c2 → done (or failed). Relayed frames from
- * the host go to `receive` until the channel exists, then to the framing (bridge-framing.ts).
+ * With a ticket from an earlier channel to the same host (shared/src/crypto/resumption.ts) it resumes
+ * instead: R1 in plain, RA in plain (the host key's signature and the ticket's confirm checked), RC
+ * sealed; a host that refuses the ticket (used, expired, its key revoked, the agent restarted) gets the
+ * full handshake on the same bridge session. A client that keeps tickets asks for one in C1, and the
+ * host sends it sealed just before its sign-in reply.
+ *
+ * States: sending-c1 → awaiting-a1 → verifying → awaiting-c2 → done (or failed); resuming:
+ * sending-r1 → awaiting-ra → verifying → awaiting-c2 → done. Relayed frames from the host go to
+ * `receive` until the channel exists, then to the framing (bridge-framing.ts).
  *
  * Runtime-neutral (WebCrypto only).
  */
-import { startClientHandshake } from '@hostadm/shared/crypto/index.ts';
+import {
+  clientTicketFrom,
+  startClientHandshake,
+  startClientResumption,
+  TICKET_MESSAGE_ID,
+  type ClientTicket,
+  type SecureChannel,
+} from '@hostadm/shared/crypto/index.ts';
 import { parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { ChannelFraming } from './bridge-framing.ts';
 import { errorText, refusal, type BridgeSession } from './bridge-session.ts';
@@ -19,7 +33,7 @@ import { textToBase64, type WebCryptoClientKey } from './key-auth.ts';
 import { messageOf } from './bridge-session.ts';
 import type { CloseInfo, SignedInSession } from './transport.ts';
 
-export type ChannelHandshakeState = 'sending-c1' | 'awaiting-a1' | 'verifying' | 'awaiting-c2' | 'done' | 'failed';
+export type ChannelHandshakeState = 'sending-r1' | 'awaiting-ra' | 'sending-c1' | 'awaiting-a1' | 'verifying' | 'awaiting-c2' | 'done' | 'failed';
 
 export interface ChannelHandshakeOptions {
   session: BridgeSession;
@@ -32,6 +46,10 @@ export interface ChannelHandshakeOptions {
   onHostKey: ((fingerprint: string, hostKeyB64: string) => boolean | Promise<boolean>) | undefined;
   /** The channel broke or was closed (its framing's `onClose`, from the handshake on). */
   onChannelClose: (info: CloseInfo) => void;
+  /** A ticket for this host (its host key pinned, checked by the caller): try resuming first. */
+  ticket?: ClientTicket | undefined;
+  /** Ask the host for a ticket for the next channel. */
+  wantTicket?: boolean;
 }
 
 /** What a finished handshake yields: the channel's framing and how the host took the key proof. */
@@ -41,10 +59,15 @@ export interface ChannelHandshakeResult {
   hostKey: string;
   /** The session the key proof opened on the host, or (the key unknown there) why there is none. */
   outcome: { session: SignedInSession } | { keyNotRegistered: string };
+  /** Whether a ticket opened this channel (no RSA on either side). */
+  resumed: boolean;
+  /** The ticket the host issued for the next channel, if it did. */
+  ticket?: ClientTicket;
 }
 
-/** The id of the C2 request, so its reply is told from anything else the host sends. */
+/** The ids of the key proof (C2) and the resumption proof (RC), so their replies are told from anything else. */
 const C2_ID = 'hsc1-c2';
+const RC_ID = 'hsr1-rc';
 
 export class ChannelHandshake {
   state: ChannelHandshakeState = 'sending-c1';
@@ -56,6 +79,11 @@ export class ChannelHandshake {
 
   constructor(options: ChannelHandshakeOptions) {
     this.options = options;
+  }
+
+  /** A relayed binary frame from the host: only an hsc2 channel's frames come so (ignored before it exists). */
+  receiveBinary(body: Uint8Array): void {
+    this.framing?.receiveBinary(body);
   }
 
   /** A relayed frame from the host: A1 in plain, then (the channel made) sealed frames for the framing. */
@@ -84,13 +112,44 @@ export class ChannelHandshake {
   }
 
   private async steps(race: <T>(p: Promise<T>) => Promise<T>): Promise<ChannelHandshakeResult> {
+    const { ticket, session } = this.options;
+    // An hsc2 ticket resumes an hsc2 channel, whose binary frames need a bridge that relays them.
+    if (ticket && (ticket.channel !== 'hsc2' || session.binaryFrames)) {
+      const resumed = await this.resume(race, ticket);
+      if (resumed) return resumed;
+    }
+    return this.fullHandshake(race);
+  }
+
+  /** R1, RA, RC; null when the host refuses the ticket (then the full handshake follows). */
+  private async resume(race: <T>(p: Promise<T>) => Promise<T>, ticket: ClientTicket): Promise<ChannelHandshakeResult | null> {
+    const { session, agentId, hostLabel } = this.options;
+    this.state = 'sending-r1';
+    const resumption = await startClientResumption(ticket);
+    const raBody = new Promise<string>((resolve) => (this.a1Waiter = resolve));
+    session.sendRelay(agentId, JSON.stringify({ id: 'hsr1-r1', name: 'auth_resume', namespace: 'rpc', args: resumption.r1Args }));
+    this.state = 'awaiting-ra';
+    const ra = parseEnvelope(await race(raBody));
+    if (!ra) throw new ConnectionError(`host ${hostLabel} answered the resumption with something that is not an envelope`);
+    if (ra.name !== 'response') return null;
+    this.state = 'verifying';
+    // A reply altered on the way, or from a host without this ticket's secret, fails here: no fallback.
+    const result = await race(resumption.finish(ra.args));
+    const proof = { id: RC_ID, name: 'auth_resume', args: result.rcArgs };
+    return this.prove(race, result.channel, proof, { secret: result.resumptionSecret, hostKey: ticket.hostKey, md5Key: ticket.md5Key }, true);
+  }
+
+  private async fullHandshake(race: <T>(p: Promise<T>) => Promise<T>): Promise<ChannelHandshakeResult> {
     const { session, agentId, hostLabel, key } = this.options;
+    this.state = 'sending-c1';
     const hs = await startClientHandshake({
       ...(typeof key.private === 'string' ? { clientKeyPem: key.private } : { clientKeys: key.private }),
       clientSpkiPem: key.spkiPem,
+      // hsc2's binary frames need a bridge that relays them as binary; it says so in its announcements.
+      offerHsc2: session.binaryFrames,
     });
     const a1Body = new Promise<string>((resolve) => (this.a1Waiter = resolve));
-    const c1 = { ...hs.c1Args, pub_key: textToBase64(key.publicPem) };
+    const c1 = { ...hs.c1Args, pub_key: textToBase64(key.publicPem), ...(this.options.wantTicket ? { want_ticket: true } : {}) };
     session.sendRelay(agentId, JSON.stringify({ id: 'hsc1-c1', name: 'auth_ssl', namespace: 'rpc', args: c1 }));
     this.state = 'awaiting-a1';
     const a1 = parseEnvelope(await race(a1Body));
@@ -113,26 +172,47 @@ export class ChannelHandshake {
       }
       pinned = result.hostKey;
     }
+    const proof = { id: C2_ID, name: 'auth_ssl', args: result.c2Args };
+    return this.prove(race, result.channel, proof, { secret: result.resumptionSecret, hostKey: pinned, md5Key: hs.c1Args.md5_key }, false);
+  }
 
-    const framing = new ChannelFraming(session, agentId, result.channel, hostLabel);
+  /**
+   * The sealed proof (C2 or RC) and its reply; a ticket the host sends just before that reply is kept
+   * for the result. `issuedBy` says what such a ticket stands for.
+   */
+  private async prove(
+    race: <T>(p: Promise<T>) => Promise<T>,
+    channel: SecureChannel,
+    proof: { id: string; name: string; args: unknown },
+    issuedBy: { secret: Uint8Array; hostKey: string; md5Key: string },
+    resumed: boolean,
+  ): Promise<ChannelHandshakeResult> {
+    const { session, agentId, hostLabel } = this.options;
+    const framing = new ChannelFraming(session, agentId, channel, hostLabel);
     framing.onClose = this.options.onChannelClose;
     this.framing = framing;
     const c2Reply = new Promise<WireEnvelope>((resolve) => (this.c2Waiter = resolve));
-    // Until C2 is answered, what the channel opens is looked at for that reply only.
+    const received: { ticket?: ClientTicket | null } = {};
+    // Until the proof is answered, what the channel opens is looked at for that reply (and a ticket) only.
     framing.onPlain = (plain) => {
       const env = parseEnvelope(plain);
-      if (!env || env.id !== C2_ID || env.name === 'event') return;
+      if (env?.id === TICKET_MESSAGE_ID && env.name === 'response') {
+        received.ticket = clientTicketFrom(env.args, { ...issuedBy, now: Date.now() });
+        return;
+      }
+      if (!env || env.id !== proof.id || env.name === 'event') return;
       const waiter = this.c2Waiter;
       this.c2Waiter = null;
       waiter?.(env);
     };
-    framing.send(JSON.stringify({ id: C2_ID, name: 'auth_ssl', namespace: 'rpc', args: result.c2Args }));
+    framing.send(JSON.stringify({ ...proof, namespace: 'rpc' }));
     this.state = 'awaiting-c2';
     const c2 = await race(c2Reply);
+    issuedBy.secret.fill(0);
     framing.onPlain = () => {};
     const outcome = c2Outcome(c2, hostLabel);
     this.state = 'done';
-    return { framing, hostKey: pinned, outcome };
+    return { framing, hostKey: issuedBy.hostKey, outcome, resumed, ...(received.ticket ? { ticket: received.ticket } : {}) };
   }
 }
 
@@ -147,5 +227,8 @@ function c2Outcome(c2: WireEnvelope, hostLabel: string): ChannelHandshakeResult[
   if (c2.name === 'response' && Array.isArray(args) && typeof args[0] === 'string' && typeof args[1] === 'number') {
     return { session: { token: args[0], ttlSeconds: args[1] } };
   }
-  throw new ConnectionError(`host ${hostLabel} refused the key proof: ${errorText(c2)}`, { closeCode: 4401, cause: refusal(c2, 'auth_ssl') });
+  throw new ConnectionError(`host ${hostLabel} refused the key proof: ${errorText(c2)}`, {
+    closeCode: 4401,
+    cause: refusal(c2, c2.id === RC_ID ? 'auth_resume' : 'auth_ssl'),
+  });
 }

@@ -83,6 +83,10 @@ export class BridgeSession {
   peers: AnnouncedPeer[] = [];
   /** Relay frames from a peer (`from` is its connection id). */
   onRelay: (from: string, body: string) => void = () => {};
+  /** Binary relay frames from a peer (hsc2 sealed frames); `body` is a view, valid during the call. */
+  onRelayBinary: (from: string, body: Uint8Array) => void = () => {};
+  /** Whether the bridge relays binary frames as binary (it says so in its announcements): hsc2 may be offered. */
+  binaryFrames = false;
   /** A later announcement (after `ready`). */
   onPeers: () => void = () => {};
   /** The bridge dropped one of our frames. */
@@ -141,6 +145,12 @@ export class BridgeSession {
     this.socket.send(`${destination}\n${body}`);
   }
 
+  /** Sends a binary relay frame, `<destination>\n` and the body already in `frame`. */
+  sendRelayBinary(frame: Uint8Array): void {
+    if (this.state === 'closed' || this.socket.readyState !== OPEN) throw new ConnectionError(`the connection to the bridge ${this.url} is not open`);
+    this.socket.send(frame);
+  }
+
   /** Ends the session (before `ready`, `open` rejects with `info.reason`). */
   close(info: CloseInfo, err?: ConnectionError): void {
     if (this.state === 'closed') return;
@@ -176,6 +186,7 @@ export class BridgeSession {
     const ready = new Promise<void>((resolve, reject) => {
       this.settle = { resolve, reject };
     });
+    if (this.socket.binaryType === 'blob') this.socket.binaryType = 'arraybuffer';
     this.socket.addEventListener('message', (event) => this.onMessage(event.data));
     this.socket.addEventListener('error', (event) => {
       this.lastError = event.message || (event.error instanceof Error ? event.error.message : undefined) || 'WebSocket error';
@@ -194,11 +205,13 @@ export class BridgeSession {
 
   private onMessage(data: unknown): void {
     if (this.state === 'closed') return;
-    let text: string;
-    if (typeof data === 'string') text = data;
-    else if (data instanceof ArrayBuffer) text = new TextDecoder().decode(data);
-    else if (ArrayBuffer.isView(data)) text = new TextDecoder().decode(data as Uint8Array);
-    else return;
+    if (typeof data !== 'string') {
+      // Binary: only relay frames come so (hsc2); `ws` hands Buffers, browsers ArrayBuffers.
+      const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : ArrayBuffer.isView(data) ? (data as Uint8Array) : null;
+      if (bytes && this.state === 'ready') this.onBinary(bytes);
+      return;
+    }
+    const text = data;
     if (!text.startsWith('{')) {
       const nl = text.indexOf('\n');
       if (nl > 0 && this.state === 'ready') this.onRelay(text.slice(0, nl), text.slice(nl + 1));
@@ -230,10 +243,24 @@ export class BridgeSession {
     }
   }
 
+  /** `<sender id>\n<body>` as bytes: the id is printable ASCII (checked), the body handed on as a view. */
+  private onBinary(bytes: Uint8Array): void {
+    const nl = bytes.indexOf(0x0a);
+    if (nl <= 0 || nl > 64) return;
+    let from = '';
+    for (let i = 0; i < nl; i++) {
+      const c = bytes[i]!;
+      if (c < 0x21 || c > 0x7e) return;
+      from += String.fromCharCode(c);
+    }
+    this.onRelayBinary(from, bytes.subarray(nl + 1));
+  }
+
   private onEvent(args: unknown): void {
     const ev = args as { name?: string; args?: Record<string, unknown> } | undefined;
     if (ev?.name !== 'bridge' || !isRecord(ev.args)) return;
     if (Array.isArray(ev.args.peers)) {
+      this.binaryFrames = ev.args.binary_frames === true;
       this.peers = (ev.args.peers as unknown[]).filter((p): p is AnnouncedPeer => isRecord(p) && typeof p.id === 'string');
       // The answer to our key list: from now on `peers` is what this key may reach.
       if (this.state === 'listing' && this.settle) {

@@ -10,7 +10,7 @@
  *
  * Runtime-neutral (WebCrypto only); the WebSocket constructor is passed in or taken from globalThis.
  */
-import { HandshakeError, hostKeyFingerprint } from '@hostadm/shared/crypto/index.ts';
+import { HandshakeError, hostKeyFingerprint, RESUMABLE_CHANNELS, type ClientTicket } from '@hostadm/shared/crypto/index.ts';
 import { ConnectionError } from './errors.ts';
 import type { CloseInfo, Transport, TransportFactory, TransportHandlers } from './transport.ts';
 import { chooseHost, describeHost, DIRECTORY_ROOM, hostRoom, relayUrl, type BridgeHostSelector } from './bridge-hosts.ts';
@@ -20,6 +20,23 @@ import type { WebSocketConstructor } from './websocket.ts';
 import { privateKeyOf, type PrivateKeyMaterial } from './key-auth.ts';
 
 export type { BridgeHostSelector } from './bridge-hosts.ts';
+export type { ClientTicket } from '@hostadm/shared/crypto/index.ts';
+
+/**
+ * Where the resumption ticket for this host is kept between channels (docs/protocol.md "Resumption").
+ * It holds a secret: keep it where only the user can read it (the CLI: a 0600 file per profile).
+ */
+export interface TicketStore {
+  load(): ClientTicket | undefined;
+  /** `undefined`: forget the ticket (it was just used). */
+  save(ticket: ClientTicket | undefined): void;
+}
+
+/** A ticket kept in memory: this factory's later connections (a reconnect) resume. */
+export function memoryTicketStore(): TicketStore {
+  let kept: ClientTicket | undefined;
+  return { load: () => kept, save: (ticket) => void (kept = ticket) };
+}
 export { describeHost, relayUrl } from './bridge-hosts.ts';
 
 export interface BridgeTransportOptions {
@@ -45,6 +62,11 @@ export interface BridgeTransportOptions {
   /** The hostname reported to the bridge's identify. Default `hostadm-sdk`. */
   clientHostname?: string;
   webSocket?: WebSocketConstructor;
+  /**
+   * Resumption tickets: a store to keep them in (across processes), or `false` for none. By default
+   * they are kept in memory, so this factory's reconnects resume without RSA.
+   */
+  tickets?: TicketStore | false;
 }
 
 export function bridgeTransport(options: BridgeTransportOptions): TransportFactory {
@@ -55,6 +77,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
   const reachName = options.host.name ?? options.host.nickname;
   let pinned = options.pinnedHostKey;
   let enrolled = options.joinToken === undefined;
+  const tickets = options.tickets === false ? null : (options.tickets ?? memoryTicketStore());
 
   return {
     description,
@@ -86,6 +109,18 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       }
     },
   };
+
+  /**
+   * The stored ticket when it is for this very host (its pinned key: a ticket never goes to another
+   * host), this key, a channel this client speaks, and not expired. Used once: forgotten as it is taken.
+   */
+  function usableTicket(md5: string): ClientTicket | undefined {
+    const ticket = tickets?.load();
+    if (!ticket || pinned === undefined) return undefined;
+    const fits = ticket.hostKey === pinned && ticket.md5Key === md5 && ticket.expiresAt > Date.now() && RESUMABLE_CHANNELS.includes(ticket.channel);
+    if (fits) tickets?.save(undefined);
+    return fits ? ticket : undefined;
+  }
 
   /** Whether the session announces the host (a pinned key that differs counts: the channel refuses it loudly). */
   function announces(session: BridgeSession, pinnedFingerprint: string | undefined): boolean {
@@ -142,7 +177,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
   async function openChannel(
     session: BridgeSession,
     handlers: TransportHandlers,
-    { signal, deadline, ids }: { signal: AbortSignal | undefined; deadline: number; ids: { publicPem: string; spkiPem: string } },
+    { signal, deadline, ids }: { signal: AbortSignal | undefined; deadline: number; ids: { publicPem: string; spkiPem: string; md5: string } },
   ): Promise<Transport> {
     // A pinned host is chosen by its key, the name being only a label: a rogue agent announcing the
     // same name is never picked (docs/security.md). A host not announced now is not coming: say so.
@@ -174,11 +209,14 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
     session.onDropped = (destination, reason) => {
       if (destination === agentId) end({ code: 4101, reason: `the bridge dropped a frame to ${hostLabel} (${reason})` });
     };
+    const ticket = usableTicket(ids.md5);
     const handshake = new ChannelHandshake({
       session,
       agentId,
       hostLabel,
-      key: { private: privateKeyOf(options.key), ...ids },
+      key: { private: privateKeyOf(options.key), publicPem: ids.publicPem, spkiPem: ids.spkiPem },
+      ticket,
+      wantTicket: tickets !== null,
       pinnedHostKey: pinned,
       onHostKey: options.onHostKey,
       onChannelClose: (info) => end(info),
@@ -186,6 +224,10 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
     session.onRelay = (from, body) => {
       if (from !== agentId || state === 'closed') return;
       handshake.receive(body);
+    };
+    session.onRelayBinary = (from, body) => {
+      if (from !== agentId || state === 'closed') return;
+      handshake.receiveBinary(body);
     };
 
     const opening = new Promise<never>((_, reject) => (failOpen = reject));
@@ -197,6 +239,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       const race = <T>(p: Promise<T>) => Promise.race([p, opening]);
       const result = await race(handshake.run(race));
       pinned = result.hostKey;
+      if (result.ticket) tickets?.save(result.ticket);
       result.framing.onPlain = (text) => handlers.onMessage(text);
       state = 'open';
       failOpen = null;

@@ -9,7 +9,9 @@ import type { CloseInfo, Transport, TransportFactory } from './transport.ts';
 /** The part of a WebSocket the transport uses (browsers, Workers, undici and `ws` all have it). */
 export interface WebSocketLike {
   readonly readyState: number;
-  send(data: string): void;
+  /** Browsers deliver binary messages as Blobs unless this is `arraybuffer` (the bridge session sets it). */
+  binaryType?: string;
+  send(data: string | Uint8Array): void;
   close(code?: number, reason?: string): void;
   addEventListener(type: 'open', listener: (event: unknown) => void): void;
   addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;

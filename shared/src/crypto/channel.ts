@@ -1,8 +1,6 @@
 /**
- * Sealed frames of the hsc1 channel (docs/bridge-protocol.md §3 steps 5–6):
- *
- *   frame = "hsc1." + base64( seq(8, big-endian) ‖ AES-256-GCM ciphertext ‖ tag(16) )
- *   nonce = 0x00000000 ‖ seq          AAD = "hostadm-hsc1" ‖ sid ‖ direction(1) ‖ seq
+ * Sealed frames of the channel (docs/bridge-protocol.md §3 steps 5–6 and 9; layouts in channel-frames.ts):
+ * hsc1 frames are text (`hsc1.` + base64), hsc2 frames are binary (seq ‖ ciphertext ‖ tag, raw).
  *
  * A SecureChannel belongs to one side: it seals with that side's outbound key and direction byte and
  * opens with the inbound ones, so a frame reflected back to its sender fails authentication.
@@ -12,24 +10,35 @@
  * results (and failures) are delivered strictly in call order. For `open`, each frame is checked
  * against the expected seq only when every earlier frame has been settled, so the first bad frame in
  * arrival order decides the reason. Any failure kills the channel: every later or still pending call
- * rejects with reason `closed`.
+ * rejects with reason `closed`. An inline engine (node:crypto; `inline`) also offers the `…Sync`
+ * methods: no promise per frame, the same rules.
  */
 import { importAeadKey, type AeadKey } from './aead.ts';
-import { fromBase64Loose, fromBase64LooseInto, toBase64, utf8Decode, utf8Encode, utf8EncodeInto } from './subtle.ts';
-import { LABEL_TRANSCRIPT, SIZES, type SessionSecrets } from './transcript.ts';
+import {
+  decodeInbound,
+  encodeOutbound,
+  FRAME_PREFIX,
+  hsc1Frame,
+  hsc1FrameOfParts,
+  hsc2Frame,
+  NonceAndAad,
+  readSeq,
+  SEQ_BYTES,
+  TAG_BYTES,
+} from './channel-frames.ts';
+import { utf8Decode } from './subtle.ts';
+import { HSC1_VERSION, HSC2_VERSION, LABELS, SIZES, type ChannelVersion, type SessionSecrets } from './transcript.ts';
 import { LIMITS } from '../protocol/limits.ts';
 
-export const FRAME_PREFIX = 'hsc1.';
+export { FRAME_PREFIX } from './channel-frames.ts';
 export const DIRECTION_C2A = 1;
 export const DIRECTION_A2C = 2;
-const SEQ_BYTES = 8;
-const TAG_BYTES = 16;
 
 /**
  * The largest envelope whose sealed relay frame still fits the bridge's frame limit
  * (LIMITS.maxRelayFrameBytes, docs/bridge-protocol.md §2.7) with the longest destination line
  * (`client-<uuid>\n`, 44 bytes): base64 turns 3 bytes into 4, so the plaintext limit is about 3/4 of
- * the frame limit.
+ * the frame limit. hsc2 keeps the same limit, so whether a reply fits never depends on the version.
  */
 export const MAX_SEALED_PLAINTEXT_BYTES = Math.floor((LIMITS.maxRelayFrameBytes - 44 - FRAME_PREFIX.length) / 4) * 3 - SEQ_BYTES - TAG_BYTES;
 
@@ -51,113 +60,47 @@ export interface ChannelOptions {
   maxPlaintextBytes?: number;
   /** AES-GCM engine: `auto` (node:crypto where the runtime has it, else WebCrypto; see aead.ts) or `webcrypto`. */
   engine?: 'auto' | 'webcrypto';
+  /** The frame format the handshake agreed on (default hsc1). */
+  version?: ChannelVersion;
 }
 
 interface Direction {
   key: AeadKey;
-  /** "hostadm-hsc1" ‖ sid ‖ direction; the seq is appended per frame. */
-  aadPrefix: Uint8Array;
+  params: NonceAndAad;
 }
 
 type Opened = { ok: true; plain: Uint8Array } | { ok: false; cause: unknown };
-
-function writeSeq(out: Uint8Array, offset: number, seq: number): void {
-  const view = new DataView(out.buffer, out.byteOffset + offset, SEQ_BYTES);
-  view.setUint32(0, Math.floor(seq / 0x1_0000_0000));
-  view.setUint32(4, seq >>> 0);
-}
-
-function readSeq(bytes: Uint8Array): number {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, SEQ_BYTES);
-  // Above 2^53 the number loses precision, but any such seq is far beyond the expected one anyway.
-  return view.getUint32(0) * 0x1_0000_0000 + view.getUint32(4);
-}
-
-function nonceFor(seq: number): Uint8Array {
-  const iv = new Uint8Array(12);
-  writeSeq(iv, 4, seq);
-  return iv;
-}
-
-function aadFor(direction: Direction, seq: number): Uint8Array {
-  const aad = new Uint8Array(direction.aadPrefix.length + SEQ_BYTES);
-  aad.set(direction.aadPrefix);
-  writeSeq(aad, direction.aadPrefix.length, seq);
-  return aad;
-}
-
-function aadPrefix(sid: Uint8Array, direction: number): Uint8Array {
-  const label = utf8Encode(LABEL_TRANSCRIPT);
-  const out = new Uint8Array(label.length + sid.length + 1);
-  out.set(label);
-  out.set(sid, label.length);
-  out[label.length + sid.length] = direction;
-  return out;
-}
+type Parsed = { seq: number; sealed: Uint8Array } | string;
 
 async function importAesKey(raw: Uint8Array, usage: 'encrypt' | 'decrypt', engine: 'auto' | 'webcrypto'): Promise<AeadKey> {
-  if (raw.length !== SIZES.key) throw new RangeError('an hsc1 direction key is 32 bytes');
+  if (raw.length !== SIZES.key) throw new RangeError('a channel direction key is 32 bytes');
   return importAeadKey(raw, usage, engine);
 }
 
 const settled = () => undefined;
 
-/**
- * The input of every encrypt/decrypt is staged in a reusable buffer (one for sealing, one for opening,
- * shared by all channels; JS is single-threaded and nothing awaits in between): both AEAD engines are
- * done with their input when `seal()`/`open()` return (node:crypto works inline; WebCrypto takes a
- * copy of its input before `encrypt()`/`decrypt()` return (WebCrypto spec: "get a copy of the bytes
- * held by the data parameter" is a method step, before the work goes in parallel), and at 16 KiB
- * allocating a fresh buffer per frame cost more CPU than the encoding itself. Inputs that could need
- * more than SCRATCH_MAX bytes get their own buffer.
- */
-const SCRATCH_MAX = 1024 * 1024;
-let sealScratch = new Uint8Array(0);
-let openScratch = new Uint8Array(0);
-
-function encodeOutbound(text: string): Uint8Array {
-  const worst = text.length * 3; // a UTF-16 code unit is at most 3 UTF-8 bytes
-  if (worst > SCRATCH_MAX) return utf8Encode(text);
-  if (sealScratch.length < worst) sealScratch = new Uint8Array(Math.max(worst, 64 * 1024));
-  return sealScratch.subarray(0, utf8EncodeInto(text, sealScratch));
+/** A binary frame's parts (a view into `frame`: it must stay unchanged until opened), or why it is none. */
+function parseBinary(frame: Uint8Array): Parsed {
+  if (!(frame instanceof Uint8Array)) return 'not an hsc2 sealed frame';
+  if (frame.length < SEQ_BYTES + TAG_BYTES) return 'sealed frame too short';
+  return { seq: readSeq(frame), sealed: frame.subarray(SEQ_BYTES) };
 }
 
-function decodeInbound(base64: string): Uint8Array {
-  const worst = (base64.length / 4) * 3;
-  if (worst > SCRATCH_MAX) return fromBase64Loose(base64);
-  if (openScratch.length < worst) openScratch = new Uint8Array(Math.max(worst, 64 * 1024));
-  return openScratch.subarray(0, fromBase64LooseInto(base64, openScratch));
-}
-
-/**
- * `hsc1.` + base64(seq ‖ ct) without copying ct: seq plus ct's first byte are 9 bytes, a whole number
- * of 3-byte groups, so their base64 followed by the base64 of the rest is the base64 of the whole.
- */
-function frameOf(seq: number, ct: Uint8Array): string {
-  const head = new Uint8Array(SEQ_BYTES + 1);
-  writeSeq(head, 0, seq);
-  head[SEQ_BYTES] = ct[0] ?? 0;
-  return FRAME_PREFIX + toBase64(head) + toBase64(ct.subarray(1));
-}
-
-/**
- * The same frame from ciphertext and tag apart, copying only the last few bytes: base64 parts can be
- * joined as text when every part but the last is a whole number of 3-byte groups.
- */
-function frameOfParts(seq: number, ct: Uint8Array, tag: Uint8Array): string {
-  if (ct.length === 0) return frameOf(seq, tag);
-  const middleEnd = 1 + Math.floor((ct.length - 1) / 3) * 3;
-  const tail = new Uint8Array(ct.length - middleEnd + tag.length);
-  tail.set(ct.subarray(middleEnd));
-  tail.set(tag, ct.length - middleEnd);
-  const head = new Uint8Array(SEQ_BYTES + 1);
-  writeSeq(head, 0, seq);
-  head[SEQ_BYTES] = ct[0]!;
-  return FRAME_PREFIX + toBase64(head) + toBase64(ct.subarray(1, middleEnd)) + toBase64(tail);
+/** A text frame's parts (a view of the shared scratch: valid until the next decode), or why it is none. */
+function parseText(frame: string): Parsed {
+  if (typeof frame !== 'string' || !frame.startsWith(FRAME_PREFIX)) return 'not an hsc1 sealed frame';
+  try {
+    const bytes = decodeInbound(frame.slice(FRAME_PREFIX.length));
+    if (bytes.length < SEQ_BYTES + TAG_BYTES) return 'sealed frame too short';
+    return { seq: readSeq(bytes), sealed: bytes.subarray(SEQ_BYTES) };
+  } catch {
+    return 'sealed frame is not valid base64';
+  }
 }
 
 export class SecureChannel {
   readonly role: ChannelRole;
+  readonly version: ChannelVersion;
   private readonly outbound: Direction;
   private readonly inbound: Direction;
   private readonly maxPlaintextBytes: number;
@@ -168,8 +111,9 @@ export class SecureChannel {
   private failure: ChannelError | null = null;
 
   /** Use `SecureChannel.create`; the constructor takes keys that are already imported. */
-  private constructor(role: ChannelRole, outbound: Direction, inbound: Direction, options: ChannelOptions) {
+  private constructor(role: ChannelRole, version: ChannelVersion, outbound: Direction, inbound: Direction, options: ChannelOptions) {
     this.role = role;
+    this.version = version;
     this.outbound = outbound;
     this.inbound = inbound;
     this.maxPlaintextBytes = options.maxPlaintextBytes ?? MAX_SEALED_PLAINTEXT_BYTES;
@@ -180,7 +124,9 @@ export class SecureChannel {
    * only encrypt, the inbound one only decrypt). The caller should drop or wipe `secrets` afterwards.
    */
   static async create(role: ChannelRole, secrets: SessionSecrets, options: ChannelOptions = {}): Promise<SecureChannel> {
-    if (secrets.sid.length !== SIZES.sid) throw new RangeError('an hsc1 sid is 16 bytes');
+    if (secrets.sid.length !== SIZES.sid) throw new RangeError('a channel sid is 16 bytes');
+    const version = options.version ?? HSC1_VERSION;
+    if (version !== HSC1_VERSION && version !== HSC2_VERSION) throw new RangeError(`unknown channel version ${String(version)}`);
     const client = role === 'client';
     const [outKey, inKey] = await Promise.all([
       importAesKey(client ? secrets.kC2a : secrets.kA2c, 'encrypt', options.engine ?? 'auto'),
@@ -188,10 +134,12 @@ export class SecureChannel {
     ]);
     const outDir = client ? DIRECTION_C2A : DIRECTION_A2C;
     const inDir = client ? DIRECTION_A2C : DIRECTION_C2A;
+    const label = LABELS[version].frame;
     return new SecureChannel(
       role,
-      { key: outKey, aadPrefix: aadPrefix(secrets.sid, outDir) },
-      { key: inKey, aadPrefix: aadPrefix(secrets.sid, inDir) },
+      version,
+      { key: outKey, params: new NonceAndAad(label, secrets.sid, outDir, outKey.sealSync !== undefined) },
+      { key: inKey, params: new NonceAndAad(label, secrets.sid, inDir, inKey.openSync !== undefined) },
       options,
     );
   }
@@ -206,33 +154,106 @@ export class SecureChannel {
     return this.failure;
   }
 
+  /** Whether seal and open work inline (node:crypto): the `…Sync` methods may then be used. */
+  get inline(): boolean {
+    return this.outbound.key.sealSync !== undefined && this.inbound.key.openSync !== undefined;
+  }
+
   /** Kills the channel on purpose; pending and later calls reject with reason `closed`. */
   close(message = 'channel closed'): void {
     this.failure ??= new ChannelError('closed', message);
   }
 
-  /** Seals one JSON envelope into a relay body. Frames must be sent in the order `seal` was called. */
+  /** hsc1: seals one JSON envelope into a text relay body. Frames must be sent in the order `seal` was called. */
   seal(envelopeJson: string): Promise<string> {
-    if (this.failure) return Promise.reject(this.closedError());
-    if (typeof envelopeJson !== 'string') return Promise.reject(this.fail('malformed', 'seal needs a JSON string'));
-    const plain = encodeOutbound(envelopeJson);
-    if (plain.length > this.maxPlaintextBytes) {
-      // Refused before a seq is taken, so the channel stays usable: the caller can send an error instead.
-      return Promise.reject(new RangeError(`envelope of ${plain.length} bytes exceeds the sealed-frame limit of ${this.maxPlaintextBytes}`));
-    }
-    if (this.sendSeq >= Number.MAX_SAFE_INTEGER) return Promise.reject(this.fail('closed', 'send sequence exhausted'));
-    const seq = this.sendSeq++;
+    if (this.version !== HSC1_VERSION) return Promise.reject(new TypeError(`seal() makes hsc1 frames; this channel is ${this.version}: use sealBinary()`));
+    return this.sealAs(envelopeJson, (seq, ct, tag) => (tag ? hsc1FrameOfParts(seq, ct, tag) : hsc1Frame(seq, ct)));
+  }
+
+  /**
+   * hsc2: seals one JSON envelope into a binary relay body, after `head` when given (the relay frame's
+   * first line, `<destination>\n`, so that the frame is one buffer). Sent in call order.
+   */
+  sealBinary(envelopeJson: string, head?: Uint8Array): Promise<Uint8Array> {
+    if (this.version !== HSC2_VERSION) return Promise.reject(new TypeError(`sealBinary() makes hsc2 frames; this channel is ${this.version}`));
+    return this.sealAs(envelopeJson, (seq, ct, tag) => hsc2Frame(head, seq, ct, tag));
+  }
+
+  /** `sealBinary` on an inline engine, without a promise: throws where that rejects. */
+  sealBinarySync(envelopeJson: string, head?: Uint8Array): Uint8Array {
     const key = this.outbound.key;
+    if (this.version !== HSC2_VERSION || !key.sealSync) throw new TypeError('sealBinarySync needs an hsc2 channel on an inline engine');
+    if (this.failure) throw this.closedError();
+    const seq = this.takeSeq(envelopeJson);
+    const plain = encodeOutbound(envelopeJson);
+    try {
+      const [iv, aad] = this.outbound.params.for(seq);
+      const { ciphertext, tag } = key.sealSync(iv, aad, plain);
+      return hsc2Frame(head, seq, ciphertext, tag);
+    } catch (cause) {
+      throw this.fail('malformed', 'encryption failed', cause);
+    }
+  }
+
+  /** hsc1: opens one text relay body; it must carry exactly the next expected seq of the inbound direction. */
+  open(frame: string): Promise<string> {
+    if (this.failure) return Promise.reject(this.closedError());
+    if (this.version !== HSC1_VERSION) return Promise.reject(this.fail('malformed', `a text frame on an ${this.version} channel (its frames are binary)`));
+    return this.openParsed(parseText(frame));
+  }
+
+  /** hsc2: opens one binary relay body (`frame` must not change until the promise settles). */
+  openBinary(frame: Uint8Array): Promise<string> {
+    if (this.failure) return Promise.reject(this.closedError());
+    if (this.version !== HSC2_VERSION) return Promise.reject(this.fail('malformed', `a binary frame on an ${this.version} channel (its frames are text)`));
+    return this.openParsed(parseBinary(frame));
+  }
+
+  /** `openBinary` on an inline engine, without a promise: throws ChannelError where that rejects. */
+  openBinarySync(frame: Uint8Array): string {
+    const openSync = this.inbound.key.openSync;
+    if (!openSync) throw new TypeError('openBinarySync needs an inline engine');
+    if (this.failure) throw this.closedError();
+    if (this.version !== HSC2_VERSION) throw this.fail('malformed', `a binary frame on an ${this.version} channel (its frames are text)`);
+    return this.openNow(openSync.bind(this.inbound.key), parseBinary(frame));
+  }
+
+  /** Takes the next send seq for `text`, or throws (RangeError: too large, the channel stays usable). */
+  private takeSeq(text: string): number {
+    if (typeof text !== 'string') throw this.fail('malformed', 'seal needs a JSON string');
+    // Checked on the UTF-16 length first: only a text that may be too large is measured in bytes.
+    if (text.length * 3 > this.maxPlaintextBytes) {
+      const bytes = encodeOutbound(text).length;
+      if (bytes > this.maxPlaintextBytes) {
+        // Refused before a seq is taken, so the channel stays usable: the caller can send an error instead.
+        throw new RangeError(`envelope of ${bytes} bytes exceeds the sealed-frame limit of ${this.maxPlaintextBytes}`);
+      }
+    }
+    if (this.sendSeq >= Number.MAX_SAFE_INTEGER) throw this.fail('closed', 'send sequence exhausted');
+    return this.sendSeq++;
+  }
+
+  private sealAs<F>(envelopeJson: string, frame: (seq: number, ct: Uint8Array, tag: Uint8Array | null) => F): Promise<F> {
+    if (this.failure) return Promise.reject(this.closedError());
+    let seq: number;
+    try {
+      seq = this.takeSeq(envelopeJson);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const plain = encodeOutbound(envelopeJson);
+    const key = this.outbound.key;
+    const [iv, aad] = this.outbound.params.for(seq);
     if (key.sealSync) {
       // An inline engine: frames are done in call order, so no chain and no promise per step.
       try {
-        const { ciphertext, tag } = key.sealSync(nonceFor(seq), aadFor(this.outbound, seq), plain);
-        return Promise.resolve(frameOfParts(seq, ciphertext, tag));
+        const { ciphertext, tag } = key.sealSync(iv, aad, plain);
+        return Promise.resolve(frame(seq, ciphertext, tag));
       } catch (cause) {
         return Promise.reject(this.fail('malformed', 'encryption failed', cause));
       }
     }
-    const sealed = key.seal(nonceFor(seq), aadFor(this.outbound, seq), plain).then(
+    const sealed = key.seal(iv, aad, plain).then(
       (ct): Opened => ({ ok: true, plain: ct }),
       (cause: unknown): Opened => ({ ok: false, cause }),
     );
@@ -240,78 +261,70 @@ export class SecureChannel {
       const r = await sealed;
       if (this.failure) throw this.closedError();
       if (!r.ok) throw this.fail('malformed', 'encryption failed', r.cause);
-      return frameOf(seq, r.plain);
+      return frame(seq, r.plain, null);
     });
     this.sendTail = result.then(settled, settled);
     return result;
   }
 
-  /** Opens one relay body; it must carry exactly the next expected seq of the inbound direction. */
-  open(frame: string): Promise<string> {
-    if (this.failure) return Promise.reject(this.closedError());
-    let parsed: { seq: number; sealed: Uint8Array } | null = null;
-    let parseProblem = '';
-    if (typeof frame !== 'string' || !frame.startsWith(FRAME_PREFIX)) parseProblem = 'not an hsc1 sealed frame';
-    else {
+  private openParsed(parsed: Parsed): Promise<string> {
+    const key = this.inbound.key;
+    if (key.openSync) {
       try {
-        // A view of the shared scratch: valid only until the decrypt call below has copied it.
-        const bytes = decodeInbound(frame.slice(FRAME_PREFIX.length));
-        if (bytes.length < SEQ_BYTES + TAG_BYTES) parseProblem = 'sealed frame too short';
-        else parsed = { seq: readSeq(bytes), sealed: bytes.subarray(SEQ_BYTES) };
-      } catch {
-        parseProblem = 'sealed frame is not valid base64';
+        return Promise.resolve(this.openNow(key.openSync.bind(key), parsed));
+      } catch (err) {
+        return Promise.reject(err);
       }
     }
-    const key = this.inbound.key;
-    if (key.openSync) return this.openInline(key.openSync.bind(key), parsed, parseProblem);
     // Decrypt at once (speculatively) so that frames in flight overlap; judge them in order below.
-    const opening: Promise<Opened> | null = parsed
-      ? this.inbound.key.open(nonceFor(parsed.seq), aadFor(this.inbound, parsed.seq), parsed.sealed).then(
-          (pt): Opened => ({ ok: true, plain: pt }),
-          (cause: unknown): Opened => ({ ok: false, cause }),
-        )
-      : null;
+    let opening: Promise<Opened> | null = null;
+    if (typeof parsed !== 'string') {
+      const [iv, aad] = this.inbound.params.for(parsed.seq);
+      opening = key.open(iv, aad, parsed.sealed).then(
+        (pt): Opened => ({ ok: true, plain: pt }),
+        (cause: unknown): Opened => ({ ok: false, cause }),
+      );
+    }
     const result = this.recvTail.then(async () => {
       if (this.failure) throw this.closedError();
-      if (!parsed || !opening) throw this.fail('malformed', parseProblem);
-      const expected = this.recvSeq;
-      if (parsed.seq < expected) throw this.fail('replay', `sealed frame seq ${parsed.seq} was already received (expected ${expected}): replay`);
-      if (parsed.seq > expected) throw this.fail('gap', `sealed frame seq ${parsed.seq} skips ahead of ${expected}: a frame was dropped or reordered`);
+      if (typeof parsed === 'string' || !opening) throw this.fail('malformed', typeof parsed === 'string' ? parsed : 'unparsed frame');
+      this.checkSeq(parsed.seq);
       const r = await opening;
       if (this.failure) throw this.closedError();
       if (!r.ok) throw this.fail('tampered', `sealed frame seq ${parsed.seq} failed authentication: altered, reflected or under another key`, r.cause);
       this.recvSeq++;
-      try {
-        return utf8Decode(r.plain);
-      } catch (cause) {
-        throw this.fail('malformed', 'sealed frame plaintext is not UTF-8', cause);
-      }
+      return this.decodePlain(r.plain);
     });
     this.recvTail = result.then(settled, settled);
     return result;
   }
 
-  /** `open` on an inline engine: judged at once, which is call order, as the chain would. */
-  private openInline(openSync: NonNullable<AeadKey['openSync']>, parsed: { seq: number; sealed: Uint8Array } | null, parseProblem: string): Promise<string> {
+  /** Open on an inline engine: judged at once, which is call order, as the chain would. Throws ChannelError. */
+  private openNow(openSync: NonNullable<AeadKey['openSync']>, parsed: Parsed): string {
+    if (typeof parsed === 'string') throw this.fail('malformed', parsed);
+    this.checkSeq(parsed.seq);
+    let plain: Uint8Array;
     try {
-      if (!parsed) throw this.fail('malformed', parseProblem);
-      const expected = this.recvSeq;
-      if (parsed.seq < expected) throw this.fail('replay', `sealed frame seq ${parsed.seq} was already received (expected ${expected}): replay`);
-      if (parsed.seq > expected) throw this.fail('gap', `sealed frame seq ${parsed.seq} skips ahead of ${expected}: a frame was dropped or reordered`);
-      let plain: Uint8Array;
-      try {
-        plain = openSync(nonceFor(parsed.seq), aadFor(this.inbound, parsed.seq), parsed.sealed);
-      } catch (cause) {
-        throw this.fail('tampered', `sealed frame seq ${parsed.seq} failed authentication: altered, reflected or under another key`, cause);
-      }
-      this.recvSeq++;
-      try {
-        return Promise.resolve(utf8Decode(plain));
-      } catch (cause) {
-        throw this.fail('malformed', 'sealed frame plaintext is not UTF-8', cause);
-      }
-    } catch (err) {
-      return Promise.reject(err);
+      const [iv, aad] = this.inbound.params.for(parsed.seq);
+      plain = openSync(iv, aad, parsed.sealed);
+    } catch (cause) {
+      throw this.fail('tampered', `sealed frame seq ${parsed.seq} failed authentication: altered, reflected or under another key`, cause);
+    }
+    this.recvSeq++;
+    return this.decodePlain(plain);
+  }
+
+  private checkSeq(seq: number): void {
+    const expected = this.recvSeq;
+    if (seq < expected) throw this.fail('replay', `sealed frame seq ${seq} was already received (expected ${expected}): replay`);
+    if (seq > expected) throw this.fail('gap', `sealed frame seq ${seq} skips ahead of ${expected}: a frame was dropped or reordered`);
+  }
+
+  private decodePlain(plain: Uint8Array): string {
+    try {
+      return utf8Decode(plain);
+    } catch (cause) {
+      throw this.fail('malformed', 'sealed frame plaintext is not UTF-8', cause);
     }
   }
 

@@ -1,19 +1,24 @@
 /**
  * The hsc1 handshake, both sides (docs/bridge-protocol.md §3 steps 1–4):
  *
- *   C1  client → agent (plain)   {action:auth_ssl, md5_key, channel:"hsc1", client_eph, client_nonce}
+ *   C1  client → agent (plain)   {action:auth_ssl, md5_key, channel:"hsc1", client_eph, client_nonce, [channels:["hsc2"]]}
  *   A1  agent → client (plain)   {test_string: OAEP(test_string), new_ssl_key: [OAEP(piece)...]}
- *                                pieces = JSON {v:"hsc1", agent_eph, agent_nonce, host_key, host_sig}
- *   C2  client → agent (sealed)  {signature: RSASSA-PKCS1-v1_5-SHA256("hostadm-hsc1 client" ‖ T ‖ test_string)}
+ *                                pieces = JSON {v:"hsc1"|"hsc2", agent_eph, agent_nonce, host_key, host_sig}
+ *   C2  client → agent (sealed)  {signature: RSASSA-PKCS1-v1_5-SHA256("hostadm-hsc1 client" ‖ T ‖ test_string), [offered:["hsc2"]]}
+ *
+ * Version negotiation (docs/bridge-protocol.md §3.9): `channel` stays "hsc1" (what every agent
+ * requires); `channels` offers hsc2 on top, and an agent that speaks it answers `v:"hsc2"`, after which
+ * every label is hsc2's. C1 is plain, so a bridge could strip the offer; C2 (sealed, under keys the
+ * bridge does not have) repeats what the client offered, and an agent that did not see that offer in
+ * C1 refuses C2 as a downgrade. An older agent ignores both fields and answers hsc1.
  *
  * Inputs from the wire are typed `unknown` and checked field by field: every size is fixed, so any
  * deviation is refused rather than guessed at, and the client never falls back to a weaker channel.
  */
 import { SecureChannel } from './channel.ts';
+import { offeredVersions } from './negotiation.ts';
 import {
-  ed25519PublicRawFromPkcs8,
   hostKeyFingerprint,
-  importEd25519PrivateKey,
   importEd25519PublicKey,
   importRsaOaepPrivateKey,
   importRsaOaepPublicKey,
@@ -21,7 +26,6 @@ import {
   importRsaVerifyKey,
   KeyFormatError,
   md5Key,
-  pemEncode,
 } from './keys.ts';
 import { concatBytes, constantTimeEqual, fromBase64, isBase64, randomBytes, subtle, toBase64, utf8Decode, utf8Encode, type CryptoKey } from './subtle.ts';
 import {
@@ -30,11 +34,13 @@ import {
   generateEphemeral,
   hostSignedMessage,
   HSC1_VERSION,
+  HSC2_VERSION,
   randomTestString,
   SIZES,
   TEST_STRING_PATTERN,
   transcriptHash,
   x25519,
+  type ChannelVersion,
   type SessionSecrets,
 } from './transcript.ts';
 
@@ -57,6 +63,8 @@ export interface C1Args {
   action: 'auth_ssl';
   md5_key: string;
   channel: 'hsc1';
+  /** Versions offered on top of hsc1 (absent: hsc1 only). */
+  channels?: ChannelVersion[];
   client_eph: string;
   client_nonce: string;
 }
@@ -68,6 +76,8 @@ export interface A1Args {
 
 export interface C2Args {
   signature: string;
+  /** C1's `channels`, repeated under the channel's protection (absent when none were offered). */
+  offered?: ChannelVersion[];
 }
 
 /** RSA-OAEP-SHA256 fits 256 − 2·32 − 2 = 190 bytes in one block of a 2048-bit key (the spec's chunk). */
@@ -76,12 +86,12 @@ export const PIECE_BYTES = 190;
 const MAX_PIECES = 8;
 const MAX_RSA_B64 = 1400; // an 8192-bit RSA block is 1024 bytes = 1368 base64 characters
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A strictly base64 field of exactly `size` bytes, or null. */
-function fixedField(record: Record<string, unknown>, name: string, size: number): Uint8Array | null {
+export function fixedField(record: Record<string, unknown>, name: string, size: number): Uint8Array | null {
   const value = record[name];
   if (!isBase64(value) || value.length !== Math.ceil(size / 3) * 4) return null;
   const bytes = fromBase64(value);
@@ -97,9 +107,9 @@ async function keysOrReason<T>(reason: HandshakeErrorReason, run: () => Promise<
   }
 }
 
-async function channelFrom(role: 'client' | 'agent', secrets: SessionSecrets): Promise<SecureChannel> {
+export async function channelFrom(role: 'client' | 'agent', secrets: SessionSecrets, version: ChannelVersion): Promise<SecureChannel> {
   try {
-    return await SecureChannel.create(role, secrets);
+    return await SecureChannel.create(role, secrets, { version });
   } finally {
     // The raw keys live on only inside the non-extractable CryptoKeys.
     secrets.kC2a.fill(0);
@@ -107,36 +117,9 @@ async function channelFrom(role: 'client' | 'agent', secrets: SessionSecrets): P
   }
 }
 
-// ---- host key ----
-
-export interface HostKey {
-  /** Non-extractable Ed25519 signing key. */
-  privateKey: CryptoKey;
-  /** The raw 32-byte public key, base64 (what `identify` reports as `host_key`). */
-  publicRaw: string;
-  /** `SHA256:<base64url>` of the raw public key. */
-  fingerprint: string;
-}
-
-/** A new Ed25519 host key, for `<data>/host-key.pem` (PKCS#8). */
-export async function generateHostKey(): Promise<{ privatePkcs8Pem: string; publicRaw: string; fingerprint: string }> {
-  const pair = await subtle().generateKey({ name: 'Ed25519' }, true, ['sign', 'verify']);
-  const pkcs8 = new Uint8Array(await subtle().exportKey('pkcs8', pair.privateKey));
-  const raw = new Uint8Array(await subtle().exportKey('raw', pair.publicKey));
-  return { privatePkcs8Pem: pemEncode(pkcs8, 'PRIVATE KEY'), publicRaw: toBase64(raw), fingerprint: await hostKeyFingerprint(raw) };
-}
-
-/**
- * Loads a host key from its PKCS#8 PEM. `expectedPublicRaw` (base64), if given, must match: a host key
- * file paired with the wrong public key would otherwise only show up as every client's bad-signature.
- * Load once at start and pass the result as `hostKey`; this costs two imports.
- */
-export async function hostKeyFromPem(pkcs8Pem: string, expectedPublicRaw?: string): Promise<HostKey> {
-  const raw = await ed25519PublicRawFromPkcs8(pkcs8Pem);
-  if (expectedPublicRaw !== undefined && toBase64(raw) !== expectedPublicRaw)
-    throw new KeyFormatError('the host public key does not belong to the host private key');
-  return { privateKey: await importEd25519PrivateKey(pkcs8Pem), publicRaw: toBase64(raw), fingerprint: await hostKeyFingerprint(raw) };
-}
+// The host key (host-key.ts) is re-exported: tests and older imports find it here.
+export { generateHostKey, hostKeyFromPem, type HostKey } from './host-key.ts';
+import { hostKeyFromPem, type HostKey } from './host-key.ts';
 
 // ---- client side ----
 
@@ -150,6 +133,8 @@ export interface ClientHandshakeOptions {
   clientKeys?: { decrypt: CryptoKey; sign: CryptoKey };
   /** The matching public key (SPKI PEM or the certificate); its md5_key names the key to the agent. */
   clientSpkiPem: string;
+  /** Offer hsc2 (binary frames) as well: only where the bridge relays binary frames. */
+  offerHsc2?: boolean;
 }
 
 export interface FinishOptions {
@@ -165,6 +150,8 @@ export interface ClientHandshakeResult {
   testString: string;
   /** Send these, sealed with `channel`, as the `auth_ssl` C2 request. */
   c2Args: C2Args;
+  /** What a resumption ticket from this session stands for (resumption.ts); keep it as secret as a key. */
+  resumptionSecret: Uint8Array;
 }
 
 export interface ClientHandshake {
@@ -184,7 +171,15 @@ export async function startClientHandshake(options: ClientHandshakeOptions): Pro
       });
   const ephemeral = await generateEphemeral();
   const clientNonce = randomBytes(SIZES.nonce);
-  const c1Args: C1Args = { action: 'auth_ssl', md5_key: md5, channel: 'hsc1', client_eph: toBase64(ephemeral.publicRaw), client_nonce: toBase64(clientNonce) };
+  const offered: ChannelVersion[] = options.offerHsc2 ? [HSC2_VERSION] : [];
+  const c1Args: C1Args = {
+    action: 'auth_ssl',
+    md5_key: md5,
+    channel: 'hsc1',
+    ...(offered.length > 0 ? { channels: offered } : {}),
+    client_eph: toBase64(ephemeral.publicRaw),
+    client_nonce: toBase64(clientNonce),
+  };
   let used = false;
 
   const decrypt = async (b64: string, what: string): Promise<Uint8Array> => {
@@ -212,17 +207,19 @@ export async function startClientHandshake(options: ClientHandshakeOptions): Pro
     } catch (cause) {
       throw new HandshakeError('bad-reply', 'A1 new_ssl_key pieces do not form JSON', { cause });
     }
-    if (!isRecord(body) || body.v !== HSC1_VERSION) throw new HandshakeError('downgrade', 'A1 is not an hsc1 reply; refusing a weaker channel');
+    if (!isRecord(body) || (body.v !== HSC1_VERSION && !(body.v === HSC2_VERSION && offered.includes(HSC2_VERSION))))
+      throw new HandshakeError('downgrade', 'A1 is not an hsc1 reply (nor a version this client offered); refusing a weaker channel');
+    const version: ChannelVersion = body.v;
     const agentEph = fixedField(body, 'agent_eph', SIZES.eph);
     const agentNonce = fixedField(body, 'agent_nonce', SIZES.nonce);
     const hostKey = fixedField(body, 'host_key', SIZES.hostKey);
     const hostSig = fixedField(body, 'host_sig', SIZES.hostSig);
     if (!agentEph || !agentNonce || !hostKey || !hostSig) throw new HandshakeError('bad-reply', 'A1 hsc1 fields are missing or have the wrong size');
 
-    const transcript = await transcriptHash({ md5Key: md5, clientEph: ephemeral.publicRaw, clientNonce, agentEph, agentNonce, hostKey });
+    const transcript = await transcriptHash({ md5Key: md5, clientEph: ephemeral.publicRaw, clientNonce, agentEph, agentNonce, hostKey }, version);
     let signatureOk = false;
     try {
-      signatureOk = await subtle().verify({ name: 'Ed25519' }, await importEd25519PublicKey(hostKey), hostSig, hostSignedMessage(transcript));
+      signatureOk = await subtle().verify({ name: 'Ed25519' }, await importEd25519PublicKey(hostKey), hostSig, hostSignedMessage(transcript, version));
     } catch {
       signatureOk = false;
     }
@@ -254,11 +251,12 @@ export async function startClientHandshake(options: ClientHandshakeOptions): Pro
     } catch (cause) {
       throw new HandshakeError('bad-reply', 'A1 agent_eph is not a usable X25519 key', { cause });
     }
-    const secrets = await deriveSessionSecrets(shared, transcript);
+    const secrets = await deriveSessionSecrets(shared, transcript, version);
     shared.fill(0);
-    const channel = await channelFrom('client', secrets);
-    const signature = new Uint8Array(await subtle().sign({ name: 'RSASSA-PKCS1-v1_5' }, signKey, clientSignedMessage(transcript, testString)));
-    return { channel, hostKey: toBase64(hostKey), hostKeyFingerprint: presented, testString, c2Args: { signature: toBase64(signature) } };
+    const channel = await channelFrom('client', secrets, version);
+    const signature = new Uint8Array(await subtle().sign({ name: 'RSASSA-PKCS1-v1_5' }, signKey, clientSignedMessage(transcript, testString, version)));
+    const c2Args: C2Args = { signature: toBase64(signature), ...(offered.length > 0 ? { offered } : {}) };
+    return { channel, hostKey: toBase64(hostKey), hostKeyFingerprint: presented, testString, c2Args, resumptionSecret: secrets.resumption };
   }
 
   return { c1Args, finish };
@@ -288,15 +286,24 @@ export interface AgentHandshakeOptions {
   /** The host key's raw public key (base64); checked against `hostKeyPem` if given. */
   hostPublicRaw?: string;
   hostKey?: HostKey;
+  /** Answer an hsc2 offer with hsc2 (default true; false answers as an agent that knows only hsc1). */
+  acceptHsc2?: boolean;
 }
 
 export interface AgentHandshake {
   a1Args: A1Args;
   channel: SecureChannel;
+  /** The version chosen (the channel's). */
+  version: ChannelVersion;
   /** The client key's md5_key (equal to C1's). */
   md5Key: string;
-  /** Checks C2's signature with the key of step 2. */
+  /**
+   * Checks C2's signature with the key of step 2. Throws HandshakeError `downgrade` when C2 says the
+   * client offered versions C1 did not carry here (the offer was stripped on the way).
+   */
   verifyC2(c2Args: unknown): Promise<boolean>;
+  /** What a resumption ticket issued after C2 stands for (resumption.ts). */
+  resumptionSecret: Uint8Array;
 }
 
 /** Whether C1 args ask for the hsc1 channel (the agent routes other forms elsewhere or refuses them). */
@@ -314,6 +321,10 @@ export async function answerClientHandshake(options: AgentHandshakeOptions): Pro
   const clientEph = fixedField(c1, 'client_eph', SIZES.eph);
   const clientNonce = fixedField(c1, 'client_nonce', SIZES.nonce);
   if (!clientEph || !clientNonce) throw new HandshakeError('bad-request', 'C1 client_eph and client_nonce must be 32 bytes each, base64');
+  const offeredList = offeredVersions(c1.channels);
+  if (!offeredList) throw new HandshakeError('bad-request', 'C1 channels must be a short list of channel version names');
+  const offered: ChannelVersion[] = offeredList;
+  const version: ChannelVersion = offered.includes(HSC2_VERSION) && options.acceptHsc2 !== false ? HSC2_VERSION : HSC1_VERSION;
 
   // Only RSA can receive the A1 secrets (OAEP); 190-byte pieces need at least 2048 bits.
   const [encryptKey, verifyKey] = await keysOrReason('unsupported-key', () =>
@@ -340,15 +351,15 @@ export async function answerClientHandshake(options: AgentHandshakeOptions): Pro
   } catch (cause) {
     throw new HandshakeError('bad-request', 'C1 client_eph is not a usable X25519 key', { cause });
   }
-  const transcript = await transcriptHash({ md5Key: md5, clientEph, clientNonce, agentEph: ephemeral.publicRaw, agentNonce, hostKey });
-  const hostSig = new Uint8Array(await subtle().sign({ name: 'Ed25519' }, host.privateKey, hostSignedMessage(transcript)));
-  const secrets = await deriveSessionSecrets(shared, transcript);
+  const transcript = await transcriptHash({ md5Key: md5, clientEph, clientNonce, agentEph: ephemeral.publicRaw, agentNonce, hostKey }, version);
+  const hostSig = new Uint8Array(await subtle().sign({ name: 'Ed25519' }, host.privateKey, hostSignedMessage(transcript, version)));
+  const secrets = await deriveSessionSecrets(shared, transcript, version);
   shared.fill(0);
-  const channel = await channelFrom('agent', secrets);
+  const channel = await channelFrom('agent', secrets, version);
 
   const body = utf8Encode(
     JSON.stringify({
-      v: HSC1_VERSION,
+      v: version,
       agent_eph: toBase64(ephemeral.publicRaw),
       agent_nonce: toBase64(agentNonce),
       host_key: host.publicRaw,
@@ -360,9 +371,14 @@ export async function answerClientHandshake(options: AgentHandshakeOptions): Pro
   for (let i = 0; i < body.length; i += PIECE_BYTES) chunks.push(body.subarray(i, i + PIECE_BYTES));
   const [encTest, ...pieces] = await Promise.all([encrypt(utf8Encode(testString)), ...chunks.map(encrypt)]);
 
-  const signed = clientSignedMessage(transcript, testString);
+  const signed = clientSignedMessage(transcript, testString, version);
   async function verifyC2(c2Args: unknown): Promise<boolean> {
     if (!isRecord(c2Args) || !isBase64(c2Args.signature) || c2Args.signature.length > MAX_RSA_B64) return false;
+    const claimed = offeredVersions(c2Args.offered);
+    if (!claimed) return false;
+    if (claimed.some((v) => !offered.includes(v))) {
+      throw new HandshakeError('downgrade', `the client offered ${claimed.join(', ')} but C1 arrived without it: the offer was stripped on the way`);
+    }
     try {
       return await subtle().verify({ name: 'RSASSA-PKCS1-v1_5' }, verifyKey, fromBase64(c2Args.signature), signed);
     } catch {
@@ -370,5 +386,5 @@ export async function answerClientHandshake(options: AgentHandshakeOptions): Pro
     }
   }
 
-  return { a1Args: { test_string: encTest ?? '', new_ssl_key: pieces }, channel, md5Key: md5, verifyC2 };
+  return { a1Args: { test_string: encTest ?? '', new_ssl_key: pieces }, channel, version, md5Key: md5, verifyC2, resumptionSecret: secrets.resumption };
 }

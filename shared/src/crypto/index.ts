@@ -22,6 +22,28 @@ export type {
   HostKey,
 } from './handshake.ts';
 export {
+  answerResumption,
+  clientTicketFrom,
+  RESUMABLE_CHANNELS,
+  RESUMPTION_CHAIN_MS,
+  startClientResumption,
+  TICKET_LIFETIME_MS,
+  TICKET_MESSAGE_ID,
+  TicketTable,
+  ticketOfR1,
+} from './resumption.ts';
+export type {
+  AgentResumption,
+  ClientResumption,
+  ClientResumptionResult,
+  ClientTicket,
+  R1Args,
+  RaArgs,
+  RcArgs,
+  TicketMessageArgs,
+  TicketState,
+} from './resumption.ts';
+export {
   ed25519PublicRawFromPkcs8,
   ed25519RawFromSpki,
   hostKeyFingerprint,

@@ -7,10 +7,11 @@
  * otherwise a peer could pick a "challenge" that, after the label, spells another purpose's message
  * (a hostile bridge once got the host key to sign "hostadm-hsc1 host" ‖ T this way).
  *
- * The hsc1 channel's own messages ("hostadm-hsc1 host" ‖ T, "hostadm-hsc1 client" ‖ T ‖ test_string)
- * are built in transcript.ts; they are listed here so that the label table is complete.
+ * The channel's own messages ("hostadm-hsc1 host" ‖ T, "hostadm-hsc1 client" ‖ T ‖ test_string, and
+ * hsc2's under its own labels) are built in transcript.ts; they are listed here so that the label
+ * table is complete.
  */
-import { LABEL_CLIENT_SIG, LABEL_HOST_SIG, TEST_STRING_PATTERN } from './transcript.ts';
+import { LABEL_CLIENT_SIG, LABEL_HOST_SIG, LABEL_HSC2_CLIENT_SIG, LABEL_HSC2_HOST_SIG, LABEL_RESUME_HOST_SIG, TEST_STRING_PATTERN } from './transcript.ts';
 
 /** The labels of the `signature` form, one per purpose. */
 export const SIGNATURE_LABELS = {
@@ -25,7 +26,14 @@ export const SIGNATURE_LABELS = {
 export type SignaturePurpose = keyof typeof SIGNATURE_LABELS;
 
 /** Every label any hostadm key signs under, the channel's included (checked prefix-free by the tests). */
-export const ALL_SIGNATURE_LABELS: readonly string[] = [...Object.values(SIGNATURE_LABELS), LABEL_HOST_SIG, LABEL_CLIENT_SIG];
+export const ALL_SIGNATURE_LABELS: readonly string[] = [
+  ...Object.values(SIGNATURE_LABELS),
+  LABEL_HOST_SIG,
+  LABEL_CLIENT_SIG,
+  LABEL_HSC2_HOST_SIG,
+  LABEL_HSC2_CLIENT_SIG,
+  LABEL_RESUME_HOST_SIG,
+];
 
 /** The shape of what a verifier issues for each purpose: a sign-in test string, or a session token. */
 const CHALLENGE_SHAPES: Record<SignaturePurpose, { pattern: RegExp; what: string }> = {

@@ -12,6 +12,51 @@ export const LABEL_CLIENT_SIG = 'hostadm-hsc1 client';
 export const INFO_C2A = 'hostadm-hsc1 c2a';
 export const INFO_A2C = 'hostadm-hsc1 a2c';
 export const INFO_SID = 'hostadm-hsc1 sid';
+/** What the host key signs in a resumption (resumption.ts): "hostadm-hsr1 host" ‖ Tr. */
+export const LABEL_RESUME_HOST_SIG = 'hostadm-hsr1 host';
+/** The secret a resumption ticket stands for (resumption.ts); never a traffic key. */
+export const INFO_RESUMPTION = 'hostadm-hsc1 resumption';
+export const INFO_HSC2_RESUMPTION = 'hostadm-hsc2 resumption';
+
+/**
+ * hsc2 (docs/bridge-protocol.md §3.9): the same handshake, binary frames. Every label is its own, so
+ * an hsc2 session shares no transcript, signature or key with an hsc1 one, and its frames' additional
+ * data has a label of its own ("a key signs one kind of thing").
+ */
+export const HSC2_VERSION = 'hsc2';
+export const LABEL_HSC2_TRANSCRIPT = 'hostadm-hsc2';
+export const LABEL_HSC2_HOST_SIG = 'hostadm-hsc2 host';
+export const LABEL_HSC2_CLIENT_SIG = 'hostadm-hsc2 client';
+export const INFO_HSC2_C2A = 'hostadm-hsc2 c2a';
+export const INFO_HSC2_A2C = 'hostadm-hsc2 a2c';
+export const INFO_HSC2_SID = 'hostadm-hsc2 sid';
+export const LABEL_HSC2_FRAME = 'hostadm-hsc2 frame';
+
+export type ChannelVersion = typeof HSC1_VERSION | typeof HSC2_VERSION;
+
+/** The labels of one channel version; `frame` starts every sealed frame's additional data. */
+export const LABELS = {
+  hsc1: {
+    transcript: LABEL_TRANSCRIPT,
+    hostSig: LABEL_HOST_SIG,
+    clientSig: LABEL_CLIENT_SIG,
+    c2a: INFO_C2A,
+    a2c: INFO_A2C,
+    sid: INFO_SID,
+    resumption: INFO_RESUMPTION,
+    frame: LABEL_TRANSCRIPT,
+  },
+  hsc2: {
+    transcript: LABEL_HSC2_TRANSCRIPT,
+    hostSig: LABEL_HSC2_HOST_SIG,
+    clientSig: LABEL_HSC2_CLIENT_SIG,
+    c2a: INFO_HSC2_C2A,
+    a2c: INFO_HSC2_A2C,
+    sid: INFO_HSC2_SID,
+    resumption: INFO_HSC2_RESUMPTION,
+    frame: LABEL_HSC2_FRAME,
+  },
+} as const satisfies Record<ChannelVersion, Record<string, string>>;
 
 /** Sizes of the binary handshake fields, in bytes. */
 export const SIZES = { eph: 32, nonce: 32, hostKey: 32, hostSig: 64, key: 32, sid: 16 } as const;
@@ -31,7 +76,7 @@ export interface TranscriptInput {
  * Plain concatenation is unambiguous only because every field has a fixed length (md5_key is always
  * 24 base64 characters), so the lengths are checked here rather than trusted.
  */
-export async function transcriptHash(input: TranscriptInput): Promise<Uint8Array> {
+export async function transcriptHash(input: TranscriptInput, version: ChannelVersion = HSC1_VERSION): Promise<Uint8Array> {
   if (input.md5Key.length !== 24) throw new RangeError('md5_key must be 24 base64 characters');
   const fixed: [Uint8Array, number][] = [
     [input.clientEph, SIZES.eph],
@@ -41,17 +86,17 @@ export async function transcriptHash(input: TranscriptInput): Promise<Uint8Array
     [input.hostKey, SIZES.hostKey],
   ];
   for (const [bytes, size] of fixed) if (bytes.length !== size) throw new RangeError('transcript field has the wrong size');
-  return sha256(concatBytes(utf8Encode(LABEL_TRANSCRIPT), utf8Encode(input.md5Key), ...fixed.map(([b]) => b)));
+  return sha256(concatBytes(utf8Encode(LABELS[version].transcript), utf8Encode(input.md5Key), ...fixed.map(([b]) => b)));
 }
 
-/** What the host key signs: "hostadm-hsc1 host" ‖ T. */
-export function hostSignedMessage(transcript: Uint8Array): Uint8Array {
-  return concatBytes(utf8Encode(LABEL_HOST_SIG), transcript);
+/** What the host key signs: "hostadm-hsc1 host" ‖ T (hsc2: "hostadm-hsc2 host" ‖ T). */
+export function hostSignedMessage(transcript: Uint8Array, version: ChannelVersion = HSC1_VERSION): Uint8Array {
+  return concatBytes(utf8Encode(LABELS[version].hostSig), transcript);
 }
 
-/** What the client key signs in C2: "hostadm-hsc1 client" ‖ T ‖ test_string. */
-export function clientSignedMessage(transcript: Uint8Array, testString: string): Uint8Array {
-  return concatBytes(utf8Encode(LABEL_CLIENT_SIG), transcript, utf8Encode(testString));
+/** What the client key signs in C2: "hostadm-hsc1 client" ‖ T ‖ test_string (hsc2: its own label). */
+export function clientSignedMessage(transcript: Uint8Array, testString: string, version: ChannelVersion = HSC1_VERSION): Uint8Array {
+  return concatBytes(utf8Encode(LABELS[version].clientSig), transcript, utf8Encode(testString));
 }
 
 export interface SessionSecrets {
@@ -63,13 +108,27 @@ export interface SessionSecrets {
   sid: Uint8Array;
 }
 
-/** k_c2a, k_a2c and sid: HKDF-SHA256 over the X25519 secret, salted with T, one info label each. */
-export async function deriveSessionSecrets(shared: Uint8Array, transcript: Uint8Array): Promise<SessionSecrets> {
+/**
+ * k_c2a, k_a2c, sid and the resumption secret: HKDF-SHA256 over the X25519 secret, salted with T, one
+ * info label each (the version's own). The resumption secret is a one-way output: it reveals neither
+ * the traffic keys nor the X25519 secret of this session.
+ */
+export async function deriveSessionSecrets(
+  shared: Uint8Array,
+  transcript: Uint8Array,
+  version: ChannelVersion = HSC1_VERSION,
+): Promise<SessionSecrets & { resumption: Uint8Array }> {
+  const labels = LABELS[version];
   const ikm = await subtle().importKey('raw', shared, { name: 'HKDF' }, false, ['deriveBits']);
   const derive = async (info: string, bytes: number) =>
     new Uint8Array(await subtle().deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: transcript, info: utf8Encode(info) }, ikm, bytes * 8));
-  const [kC2a, kA2c, sid] = await Promise.all([derive(INFO_C2A, SIZES.key), derive(INFO_A2C, SIZES.key), derive(INFO_SID, SIZES.sid)]);
-  return { kC2a, kA2c, sid };
+  const [kC2a, kA2c, sid, resumption] = await Promise.all([
+    derive(labels.c2a, SIZES.key),
+    derive(labels.a2c, SIZES.key),
+    derive(labels.sid, SIZES.sid),
+    derive(labels.resumption, SIZES.key),
+  ]);
+  return { kC2a, kA2c, sid, resumption };
 }
 
 // ---- X25519 ----

@@ -11,7 +11,9 @@ import { freebsdNetwork } from './network.ts';
 import { freebsdFirewall } from './firewall.ts';
 import { freebsdPowerd } from './powerd.ts';
 import { freebsdMoused } from './moused.ts';
+import { existsSync } from 'node:fs';
 import { freebsdVm } from './vm.ts';
+import { iohyveVm } from './vm-iohyve.ts';
 import { freebsdJail } from './jail.ts';
 import { freebsdUpdate } from './update.ts';
 import { freebsdPkg } from './pkg.ts';
@@ -24,6 +26,20 @@ export interface FreebsdContext {
   readonly runner: CommandRunner;
   readonly dataDir: string;
   readonly maxIsoBytes?: number;
+  /** Which bhyve manager drives the vm class (see `vmToolOf`). */
+  readonly vmTool?: FreebsdVmTool | null;
+}
+
+export type FreebsdVmTool = 'vm-bhyve' | 'iohyve';
+
+const VM_BHYVE = '/usr/local/sbin/vm';
+const IOHYVE = '/usr/local/sbin/iohyve';
+
+/** vm-bhyve where installed (the maintained one), else iohyve where installed, else none. */
+function vmToolOf(option: FreebsdVmTool | null | undefined): FreebsdVmTool | null {
+  if (option !== undefined) return option;
+  if (existsSync(VM_BHYVE)) return 'vm-bhyve';
+  return existsSync(IOHYVE) ? 'iohyve' : null;
 }
 
 /** One line per class that FreeBSD serves. */
@@ -37,7 +53,7 @@ function freebsdPorts(ctx: FreebsdContext): Partial<ClassPorts> {
     firewall: freebsdFirewall(ctx),
     powerd: freebsdPowerd(ctx),
     moused: freebsdMoused(ctx),
-    vm: freebsdVm(ctx),
+    ...(ctx.vmTool === 'vm-bhyve' ? { vm: freebsdVm(ctx) } : ctx.vmTool === 'iohyve' ? { vm: iohyveVm(ctx) } : {}),
     jail: freebsdJail(ctx),
     update: freebsdUpdate(ctx),
     pkg: freebsdPkg(ctx),
@@ -50,13 +66,19 @@ function freebsdPorts(ctx: FreebsdContext): Partial<ClassPorts> {
 /** The real FreeBSD host (the interface's home). */
 export function createFreebsdPlatform(options: PlatformOptions): Platform {
   const runner = options.runner;
-  const ctx: FreebsdContext = { runner, dataDir: options.dataDir, ...(options.maxIsoBytes ? { maxIsoBytes: options.maxIsoBytes } : {}) };
+  const ctx: FreebsdContext = {
+    runner,
+    dataDir: options.dataDir,
+    ...(options.maxIsoBytes ? { maxIsoBytes: options.maxIsoBytes } : {}),
+    vmTool: vmToolOf(options.freebsdVmTool),
+  };
   return {
     kind: 'freebsd',
     adminGroup: options.adminGroup ?? 'wheel',
     limitedGroup: 'operator',
     runner,
     ports: freebsdPorts(ctx),
+    unavailable: !ctx.vmTool ? { vm: `neither vm-bhyve (${VM_BHYVE}) nor iohyve (${IOHYVE}) is installed (pkg install vm-bhyve)` } : {},
     accounts: {
       verifyPassword: freebsdPasswordVerifier(),
       groupsOf: (user) => groupsFromId(runner, user),

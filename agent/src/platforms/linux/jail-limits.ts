@@ -11,7 +11,7 @@
  * `off` lifts a limit. The other rctl properties (openfiles, vmemoryuse, wallclock, ...) have no
  * cgroup counterpart: set to anything but `off`, capjail refuses (501) naming them and applies none.
  * Every process in the jail's PID namespace is moved in (`pgrep --ns`); a command `execjail` starts
- * later enters the namespaces but not the cgroups (nsenter cannot), so it runs outside the limits.
+ * later joins the jail's cgroups before it runs (cgroup-exec.ts), so the limits hold for it too.
  * v2 is used only where the host already delegates memory, pids and cpu to its root's children:
  * the agent never changes a cgroup outside its own subtree.
  */
@@ -129,6 +129,17 @@ export class JailCgroups {
     await this.write(`${layout.dir}/pids.max`, limits.maxProcs === null ? 'max' : String(limits.maxProcs));
     await this.write(`${layout.dir}/cpu.max`, `${limits.cpuPercent === null ? 'max' : String(limits.cpuPercent * 1000)} 100000`);
     for (const p of pids) await this.write(`${layout.dir}/cgroup.procs`, p);
+  }
+
+  /** The `cgroup.procs` files of this jail's cgroups that exist (none before limits were first applied). */
+  async procsFiles(uuid: string): Promise<string[]> {
+    const r = this.cgroupRoot;
+    const files: string[] = [];
+    for (const base of [`${r}/memory`, `${r}/pids`, `${r}/cpu`, r]) {
+      const file = `${base}/${GROUP}/${uuid}/cgroup.procs`;
+      if (await this.exists(file)) files.push(file);
+    }
+    return files;
   }
 
   /** Every cgroup directory of ours for this jail, deepest first, then our parent when it is empty. */

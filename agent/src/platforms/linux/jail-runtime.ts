@@ -10,6 +10,8 @@
  * finds it again by its unshare's `--mount-proc=<root>/proc` and keeps its PID (as the runner sees
  * it) as the jail id. Every step is an argv through the runner, so tests aim it into a sandbox.
  */
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { CommandRunner } from '../../runner/runner.ts';
 import { commandFailed } from '../common/host-command.ts';
@@ -151,15 +153,23 @@ export async function stopInit(runner: CommandRunner, pid: number, root: string,
   throw new HostadmError('HOST_ERROR', `the jail's init (PID ${pid}) survived SIGKILL`);
 }
 
-/** Runs argv inside the jail as uid/gid, from its root; its standard output. */
+/** cgroup-exec beside this file (.ts from the sources, .js once built), run by the agent's own Node. */
+const CGROUP_EXEC = fileURLToPath(new URL(`./cgroup-exec${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+
+/**
+ * Runs argv inside the jail as uid/gid, from its root; its standard output. With `cgroupProcs` (the
+ * jail's cgroups), the command joins them before nsenter runs, through cgroup-exec.ts.
+ */
 export async function execInside(
   runner: CommandRunner,
   pid: number,
   account: { uid: number; gid: number; name: string; home: string },
   argv: readonly string[],
   timeoutSeconds: number,
+  cgroupProcs: readonly string[] = [],
 ): Promise<string> {
-  const full = ['nsenter', '-t', String(pid), '-m', '-u', '-i', '-n', '-p', '-r', '-w', '-S', String(account.uid), '-G', String(account.gid), '--', ...argv];
+  const enter = ['nsenter', '-t', String(pid), '-m', '-u', '-i', '-n', '-p', '-r', '-w', '-S', String(account.uid), '-G', String(account.gid), '--', ...argv];
+  const full = cgroupProcs.length === 0 ? enter : [process.execPath, '--disable-warning=ExperimentalWarning', CGROUP_EXEC, ...cgroupProcs, '--', ...enter];
   const result = await runner.run(full, { timeoutMs: timeoutSeconds * 1000, env: { HOME: account.home, USER: account.name, LOGNAME: account.name } });
   if (result.code !== 0) throw commandFailed(`${argv.join(' ')} (in the jail, as ${account.name})`, result);
   return result.stdout;

@@ -314,7 +314,7 @@ export function linuxJail(ctx: LinuxContext, options: LinuxJailOptions): JailPor
           fieldErrors: [{ field: 'user', message: 'no such account in the jail' }],
         });
       const timeout = Math.min(Math.max(Number.parseInt(j.props.exec_timeout ?? '60', 10) || 60, 1), 3600);
-      return execInside(runner, pid, account, argv, timeout);
+      return execInside(runner, pid, account, argv, timeout, await cgroups.procsFiles(j.uuid));
     },
     async clean(scope) {
       await cleanLinux(scope);

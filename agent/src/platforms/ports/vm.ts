@@ -17,6 +17,12 @@ export interface VmSummary {
 }
 
 export interface VmPort {
+  /**
+   * Whether the agent starts the guests marked `boot=1` when it starts and stops them when it stops
+   * (Linux, sim: nothing else would). On FreeBSD the host's rc.d script does it (vm-bhyve's `vm_list`,
+   * iohyve's `boot` property), so the agent leaves it alone there.
+   */
+  readonly agentStartsBootGuests?: boolean;
   listVms(): Promise<Record<string, VmSummary>>;
   isSetup(): Promise<boolean>;
   /** Guests bridge to `nic`; their disks live on `pool` (a ZFS pool; Linux: a directory under the agent's data). */

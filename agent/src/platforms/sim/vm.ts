@@ -63,6 +63,7 @@ export function simVm(ctx: SimContext): VmPort {
     if (!state.setup) throw notSetUp();
   };
   return {
+    agentStartsBootGuests: true,
     async listVms() {
       const out: Record<string, VmSummary> = {};
       for (const [name, g] of Object.entries(slice.get().guests)) {

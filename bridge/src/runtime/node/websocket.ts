@@ -27,6 +27,7 @@ export interface NodeEnv {
 }
 
 const TEXT = { binary: false } as const;
+const BINARY = { binary: true } as const;
 
 /** The parts of `ws` the fast path touches (stable in ws 8, but not public API; checked before use). */
 interface WsInternals {
@@ -38,13 +39,13 @@ interface WsInternals {
 const JOIN_BELOW = 8 * 1024;
 
 /**
- * One buffer holding the header of an unmasked, final text frame of `length` bytes (RFC 6455 §5.2),
- * then `head`, with `extra` bytes left for the caller.
+ * One buffer holding the header of an unmasked, final text (or binary) frame of `length` bytes
+ * (RFC 6455 §5.2), then `head`, with `extra` bytes left for the caller.
  */
-function frameStart(length: number, head: Uint8Array, extra: number): Buffer {
+function frameStart(length: number, head: Uint8Array, extra: number, binary: boolean): Buffer {
   const headerLength = length < 126 ? 2 : length < 65536 ? 4 : 10;
   const b = Buffer.allocUnsafe(headerLength + head.length + extra);
-  b[0] = 0x81;
+  b[0] = binary ? 0x82 : 0x81;
   if (length < 126) b[1] = length;
   else if (length < 65536) {
     b[1] = 126;
@@ -58,7 +59,7 @@ function frameStart(length: number, head: Uint8Array, extra: number): Buffer {
   return b;
 }
 
-/** The PeerSocket port over a `ws` socket: every frame goes out as text, bytes as they are. */
+/** The PeerSocket port over a `ws` socket: frames go out as text (or binary when they came so), bytes as they are. */
 class WsPeerSocket implements PeerSocket {
   private readonly ws: WebSocket;
 
@@ -66,8 +67,8 @@ class WsPeerSocket implements PeerSocket {
     this.ws = ws;
   }
 
-  send(data: string | Uint8Array): void {
-    this.ws.send(data, TEXT);
+  send(data: string | Uint8Array, binary = false): void {
+    this.ws.send(data, binary ? BINARY : TEXT);
   }
 
   get bufferedAmount(): number {
@@ -88,20 +89,20 @@ class WsPeerSocket implements PeerSocket {
    * received body, not copied). Only when `ws` is idle (open, its sender holding no queue: no
    * compression or Blob in progress); otherwise `send` keeps the order.
    */
-  sendParts(head: Uint8Array, frame: Uint8Array, from: number): boolean {
+  sendParts(head: Uint8Array, frame: Uint8Array, from: number, binary = false): boolean {
     const internals = this.ws as unknown as WsInternals;
     const socket = internals._socket;
     if (this.ws.readyState !== this.ws.OPEN || !socket || internals._sender?._state !== 0) return false;
     const body = frame.length - from;
     const length = head.length + body;
     if (length < JOIN_BELOW) {
-      const out = frameStart(length, head, body);
+      const out = frameStart(length, head, body, binary);
       out.set(frame.subarray(from), out.length - body);
       socket.write(out);
       return true;
     }
     socket.cork();
-    socket.write(frameStart(length, head, 0));
+    socket.write(frameStart(length, head, 0, binary));
     socket.write(frame.subarray(from));
     socket.uncork();
     return true;

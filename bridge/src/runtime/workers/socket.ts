@@ -22,10 +22,10 @@ export class DurableObjectPeerSocket implements PeerSocket {
     this.onRelayClose = onRelayClose ?? null;
   }
 
-  /** Always a text frame: frames arrive here as strings, but bytes are decoded rather than sent binary. */
-  send(data: string | Uint8Array): void {
+  /** A text frame (frames arrive here as strings; text bytes are decoded), or `binary` bytes as they are. */
+  send(data: string | Uint8Array, binary = false): void {
     try {
-      this.ws.send(typeof data === 'string' ? data : decoder.decode(data));
+      this.ws.send(typeof data === 'string' ? data : binary ? data : decoder.decode(data));
     } catch {
       // Closing or closed: the close handler tells the relay.
     }

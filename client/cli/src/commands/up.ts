@@ -8,8 +8,7 @@ import { accessSync, constants, rmSync, existsSync, readFileSync, writeFileSync 
 import { randomBytes } from 'node:crypto';
 import { resolve, join, relative, isAbsolute } from 'node:path';
 import pino from 'pino';
-import { issueJoinToken, joinSecretKey, startBridge } from '@hostadm/bridge/runtime/node/index.ts';
-import { startAgent } from '@hostadm/agent/agent.ts';
+import { loadDrizzleWithoutPackageJsonReparse } from '@hostadm/shared/node/drizzle-load-hook.ts';
 import { bridgeTransport, connect, NodeWebSocket } from '../../../sdk/src/node.ts';
 import { HostadmRequestError } from '../../../sdk/src/errors.ts';
 import { createKeyFiles } from './keys.ts';
@@ -26,6 +25,10 @@ export interface UpOptions {
 }
 
 export async function runUp(opts: UpOptions): Promise<void> {
+  // Before the bridge's and the agent's modules (and drizzle-orm with them) load: see the hook's module.
+  loadDrizzleWithoutPackageJsonReparse();
+  const { issueJoinToken, joinSecretKey, startBridge } = await import('@hostadm/bridge/runtime/node/index.ts');
+  const { startAgent } = await import('@hostadm/agent/agent.ts');
   const logger = pino({ level: opts.logLevel }, pino.destination(2));
   const data = resolve(opts.data);
   const bridgeDir = ensureDir(join(ensureDir(data), 'bridge'));

@@ -2,6 +2,7 @@
  * The user's hostadm directory: `$XDG_CONFIG_HOME/hostadm` (default `~/.config/hostadm`), mode 0700.
  *   config.json        profiles and the default profile
  *   tokens/<key>.json  cached session tokens, one per profile (mode 0600)
+ *   tickets/<key>.json the resumption ticket of a bridge profile's host, with its secret (mode 0600)
  *   keys/<name>.key    private keys (PKCS#8 PEM, mode 0600) and keys/<name>.crt their certificates
  *   known_hosts.json   host keys pinned per bridge and host (`<bridge> <host>` → key and fingerprint)
  *   enrolled.json      which keys (md5_key) each bridge has enrolled, so a join token is spent once
@@ -12,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { usageError } from './exit.ts';
+import type { ClientTicket } from '@hostadm/shared/crypto/resumption.ts';
 
 export interface Profile {
   /** `ws://host:port` or `wss://host:port` of the agent (direct); absent for a bridge profile. */
@@ -111,6 +113,37 @@ export function writeToken(key: string, token: CachedToken): void {
 
 export function deleteToken(key: string): void {
   rmSync(tokenPath(key), { force: true });
+}
+
+// ------------------------------------------------------------------ resumption tickets
+
+/**
+ * One ticket per profile (the same key as the token cache): the next bridged command resumes the
+ * channel with it instead of the RSA handshake (docs/protocol.md "Resumption"). The SDK sends it only
+ * to the host whose key it names.
+ */
+const ticketPath = (key: string) => join(configDir(), 'tickets', `${key}.json`);
+
+export function readTicket(key: string): ClientTicket | undefined {
+  const path = ticketPath(key);
+  if (!existsSync(path)) return undefined;
+  try {
+    const t = JSON.parse(readFileSync(path, 'utf8')) as Partial<ClientTicket>;
+    const strings = [t.ticket, t.secret, t.hostKey, t.md5Key, t.channel].every((v) => typeof v === 'string');
+    // A damaged file is only a lost ticket: the full handshake follows.
+    return strings && typeof t.expiresAt === 'number' ? (t as ClientTicket) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeTicket(key: string, ticket: ClientTicket): void {
+  ensureDir(join(ensureDir(configDir()), 'tickets'));
+  writePrivateFile(ticketPath(key), `${JSON.stringify(ticket)}\n`);
+}
+
+export function deleteTicket(key: string): void {
+  rmSync(ticketPath(key), { force: true });
 }
 
 // ------------------------------------------------------------------ keys

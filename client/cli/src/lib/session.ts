@@ -18,6 +18,7 @@ import { CliError, EXIT, usageError } from './exit.ts';
 import {
   certPathFor,
   configDir,
+  deleteTicket,
   deleteToken,
   isEnrolled,
   keyPaths,
@@ -27,8 +28,10 @@ import {
   normalizeBridgeUrl,
   loadKnownHosts,
   pinHostKey,
+  readTicket,
   readToken,
   tokenKey,
+  writeTicket,
   writeToken,
   type Profile,
 } from './config.ts';
@@ -274,6 +277,11 @@ async function bridgeFactory(target: Target, flags: ConnectionFlags): Promise<Tr
     host: bridge.host.startsWith('SHA256:') ? { fingerprint: bridge.host } : { name: bridge.host },
     key: { privatePem: readFileSync(keyPath, 'utf8'), certPem: readFileSync(certPath, 'utf8') },
     ...(entry ? { pinnedHostKey: entry.hostKey } : {}),
+    // The next command resumes the channel with this ticket (no RSA); a used one is deleted at once.
+    tickets: {
+      load: () => readTicket(target.tokenKey),
+      save: (ticket) => (ticket ? writeTicket(target.tokenKey, ticket) : deleteTicket(target.tokenKey)),
+    },
     onHostKey: async (fingerprint, hostKey) => {
       let accepted = false;
       if (expected !== undefined) {

@@ -82,6 +82,8 @@ export function linuxVm(options: LinuxVmOptions): VmPort {
   };
 
   return {
+    // Nothing else starts QEMU guests with the host: the agent plays rc.d/vm's part (classes/vm-autostart.ts).
+    agentStartsBootGuests: true,
     async listVms() {
       const out: Record<string, VmSummary> = {};
       for (const [name, guest] of Object.entries(store.read().guests)) {

@@ -1,0 +1,149 @@
+/**
+ * The byte layout of sealed frames (docs/bridge-protocol.md §3.5, §3.9), apart from the channel's
+ * ordering rules (channel.ts):
+ *
+ *   hsc1 (text):   "hsc1." + base64( seq(8, big-endian) ‖ ciphertext ‖ tag(16) )
+ *   hsc2 (binary): seq(8, big-endian) ‖ ciphertext ‖ tag(16), raw, in a binary WebSocket message
+ *
+ *   nonce = 0x00000000 ‖ seq        AAD = label ‖ sid ‖ direction(1) ‖ seq
+ *   label: "hostadm-hsc1" (hsc1), "hostadm-hsc2 frame" (hsc2)
+ */
+import { fromBase64Loose, fromBase64LooseInto, toBase64, utf8Encode, utf8EncodeInto } from './subtle.ts';
+
+export const FRAME_PREFIX = 'hsc1.';
+export const SEQ_BYTES = 8;
+export const TAG_BYTES = 16;
+const NONCE_BYTES = 12;
+
+export function writeSeq(out: Uint8Array, offset: number, seq: number): void {
+  const view = new DataView(out.buffer, out.byteOffset + offset, SEQ_BYTES);
+  view.setUint32(0, Math.floor(seq / 0x1_0000_0000));
+  view.setUint32(4, seq >>> 0);
+}
+
+export function readSeq(bytes: Uint8Array, offset = 0): number {
+  const view = new DataView(bytes.buffer, bytes.byteOffset + offset, SEQ_BYTES);
+  // Above 2^53 the number loses precision, but any such seq is far beyond the expected one anyway.
+  return view.getUint32(0) * 0x1_0000_0000 + view.getUint32(4);
+}
+
+/**
+ * One direction's nonce and additional data, with the seq written in per frame. `reuse` keeps one
+ * buffer of each (for an inline engine, which is done with them when it returns); otherwise every
+ * frame gets fresh ones (WebCrypto may still be reading them after the call returns on some runtimes).
+ */
+export class NonceAndAad {
+  private readonly prefix: Uint8Array;
+  private readonly reuse: boolean;
+  private readonly iv: Uint8Array;
+  private readonly aad: Uint8Array;
+  private readonly ivView: DataView;
+  private readonly aadView: DataView;
+
+  constructor(label: string, sid: Uint8Array, direction: number, reuse: boolean) {
+    const labelBytes = utf8Encode(label);
+    this.prefix = new Uint8Array(labelBytes.length + sid.length + 1);
+    this.prefix.set(labelBytes);
+    this.prefix.set(sid, labelBytes.length);
+    this.prefix[labelBytes.length + sid.length] = direction;
+    this.reuse = reuse;
+    this.iv = new Uint8Array(NONCE_BYTES);
+    this.aad = new Uint8Array(this.prefix.length + SEQ_BYTES);
+    this.aad.set(this.prefix);
+    this.ivView = new DataView(this.iv.buffer);
+    this.aadView = new DataView(this.aad.buffer, this.prefix.length);
+  }
+
+  /** [nonce, aad] for `seq`. With `reuse`, valid until the next call. */
+  for(seq: number): [Uint8Array, Uint8Array] {
+    const high = Math.floor(seq / 0x1_0000_0000);
+    const low = seq >>> 0;
+    if (!this.reuse) {
+      const iv = new Uint8Array(NONCE_BYTES);
+      writeSeq(iv, 4, seq);
+      const aad = new Uint8Array(this.aad.length);
+      aad.set(this.prefix);
+      writeSeq(aad, this.prefix.length, seq);
+      return [iv, aad];
+    }
+    this.ivView.setUint32(4, high);
+    this.ivView.setUint32(8, low);
+    this.aadView.setUint32(0, high);
+    this.aadView.setUint32(4, low);
+    return [this.iv, this.aad];
+  }
+}
+
+/**
+ * Inputs are staged in reusable buffers (one for sealing, one for opening, shared by all channels; JS
+ * is single-threaded and nothing awaits in between): both AEAD engines are done with their input when
+ * `seal()`/`open()` return (node:crypto works inline; WebCrypto takes a copy of its input before
+ * `encrypt()`/`decrypt()` return: "get a copy of the bytes held by the data parameter" is a method
+ * step, before the work goes in parallel), and at 16 KiB allocating a fresh buffer per frame cost more
+ * CPU than the encoding itself. Inputs that could need more than SCRATCH_MAX bytes get their own.
+ */
+const SCRATCH_MAX = 1024 * 1024;
+let sealScratch = new Uint8Array(0);
+let openScratch = new Uint8Array(0);
+
+/** The UTF-8 of an envelope, in the shared seal scratch (valid until the next call). */
+export function encodeOutbound(text: string): Uint8Array {
+  const worst = text.length * 3; // a UTF-16 code unit is at most 3 UTF-8 bytes
+  if (worst > SCRATCH_MAX) return utf8Encode(text);
+  if (sealScratch.length < worst) sealScratch = new Uint8Array(Math.max(worst, 64 * 1024));
+  return sealScratch.subarray(0, utf8EncodeInto(text, sealScratch));
+}
+
+/** An hsc1 frame's base64 body, decoded into the shared open scratch (valid until the next call). */
+export function decodeInbound(base64: string): Uint8Array {
+  const worst = (base64.length / 4) * 3;
+  if (worst > SCRATCH_MAX) return fromBase64Loose(base64);
+  if (openScratch.length < worst) openScratch = new Uint8Array(Math.max(worst, 64 * 1024));
+  return openScratch.subarray(0, fromBase64LooseInto(base64, openScratch));
+}
+
+/**
+ * `hsc1.` + base64(seq ‖ ct) without copying ct: seq plus ct's first byte are 9 bytes, a whole number
+ * of 3-byte groups, so their base64 followed by the base64 of the rest is the base64 of the whole.
+ */
+export function hsc1Frame(seq: number, ct: Uint8Array): string {
+  const head = new Uint8Array(SEQ_BYTES + 1);
+  writeSeq(head, 0, seq);
+  head[SEQ_BYTES] = ct[0] ?? 0;
+  return FRAME_PREFIX + toBase64(head) + toBase64(ct.subarray(1));
+}
+
+/**
+ * The same frame from ciphertext and tag apart, copying only the last few bytes: base64 parts can be
+ * joined as text when every part but the last is a whole number of 3-byte groups.
+ */
+export function hsc1FrameOfParts(seq: number, ct: Uint8Array, tag: Uint8Array): string {
+  if (ct.length === 0) return hsc1Frame(seq, tag);
+  const middleEnd = 1 + Math.floor((ct.length - 1) / 3) * 3;
+  const tail = new Uint8Array(ct.length - middleEnd + tag.length);
+  tail.set(ct.subarray(middleEnd));
+  tail.set(tag, ct.length - middleEnd);
+  const head = new Uint8Array(SEQ_BYTES + 1);
+  writeSeq(head, 0, seq);
+  head[SEQ_BYTES] = ct[0]!;
+  return FRAME_PREFIX + toBase64(head) + toBase64(ct.subarray(1, middleEnd)) + toBase64(tail);
+}
+
+/**
+ * A buffer every byte of which the caller writes: Node's `Buffer.allocUnsafe` where there is one (no
+ * zero fill, pooled when small: a 16 KiB frame per message made zeroing and GC a visible share of an
+ * hsc2 seal), else a plain Uint8Array.
+ */
+const allocUnsafe: (size: number) => Uint8Array =
+  (globalThis as { Buffer?: { allocUnsafe?: (size: number) => Uint8Array } }).Buffer?.allocUnsafe ?? ((size) => new Uint8Array(size));
+
+/** `head` ‖ seq ‖ ct ‖ tag in one new buffer: a relay frame's first line and an hsc2 body, sent as is. */
+export function hsc2Frame(head: Uint8Array | undefined, seq: number, ct: Uint8Array, tag: Uint8Array | null): Uint8Array {
+  const headLength = head?.length ?? 0;
+  const out = allocUnsafe(headLength + SEQ_BYTES + ct.length + (tag?.length ?? 0));
+  if (head) out.set(head);
+  writeSeq(out, headLength, seq);
+  out.set(ct, headLength + SEQ_BYTES);
+  if (tag) out.set(tag, headLength + SEQ_BYTES + ct.length);
+  return out;
+}

@@ -1,0 +1,74 @@
+/**
+ * The CLI keeps a bridge profile's resumption ticket between commands (docs/protocol.md
+ * "Resumption"): each command is the real `hostadm` binary in its own process; the first does the full
+ * handshake and leaves the ticket in a 0600 file of the profile, the second resumes with it, and one
+ * whose ticket expired at the host does the full handshake again.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { agentFor, clientFor, type TestAgent } from '../helpers/agent.ts';
+import { signatureProof, type TestKey } from '../helpers/keys.ts';
+import { startTestBridge } from '../bridge/helpers.ts';
+import { runCli, show } from './cli-support.ts';
+
+function signIns(agent: TestAgent): string[] {
+  return agent.services.audit
+    .recent(200)
+    .filter((row) => row.name === 'auth_ssl' || row.name === 'auth_resume')
+    .reverse()
+    .map((row) => `${row.name} ${row.code}${row.detail.includes('resumed') ? ' resumed' : ''}`);
+}
+
+test('a bridged profile: the second command resumes with the ticket the first left in a 0600 file', async (t) => {
+  const bridge = await startTestBridge(t);
+  const agent = await agentFor(t, { bridge: { url: bridge.url, joinToken: await bridge.token('agent', { nickname: 'simhost' }), nickname: 'simhost' } });
+  await agent.bridgeLink?.ready();
+  const config = mkdtempSync(join(tmpdir(), 'hostadm-resume-cli-'));
+  t.after(() => rmSync(config, { recursive: true, force: true }));
+  const env = { XDG_CONFIG_HOME: config, NO_COLOR: '1' };
+
+  assert.equal((await runCli(['keys', 'new', '--name', 'laptop'], env)).code, 0);
+  const keyPath = join(config, 'hostadm', 'keys', 'laptop.key');
+  const privateKey = createPrivateKey(readFileSync(keyPath, 'utf8'));
+  const spkiPem = createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
+  const key: TestKey = { privateKey, pubKeyB64: Buffer.from(spkiPem).toString('base64'), algorithm: 'rsa' };
+  const admin = await clientFor(t, agent, 'admin');
+  const token = await admin.login('admin');
+  const registered = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
+  assert.equal(registered.name, 'response', JSON.stringify(registered.args));
+  admin.close();
+  const added = await runCli(['profile', 'add', 'lab', '--bridge', bridge.url, '--host', 'simhost', '--key', keyPath], env);
+  assert.equal(added.code, 0, show(added));
+
+  const call = ['call', 'systemmanager', 'memorystats', '--profile', 'lab'];
+  const first = await runCli(call, {
+    ...env,
+    HOSTADM_JOIN_TOKEN: await bridge.token('client'),
+    HOSTADM_ACCEPT_HOST_KEY: agent.services.hostKey.fingerprint,
+  });
+  assert.equal(first.code, 0, show(first));
+  assert.deepEqual(signIns(agent), ['auth_ssl 200']);
+  const ticketFile = join(config, 'hostadm', 'tickets', 'profile-lab.json');
+  assert.equal(statSync(ticketFile).mode & 0o777, 0o600, 'the ticket file is readable by its owner only');
+  assert.equal(statSync(join(config, 'hostadm', 'tickets')).mode & 0o777, 0o700);
+  const firstTicket = JSON.parse(readFileSync(ticketFile, 'utf8')) as { ticket: string; hostKey: string };
+  assert.equal(firstTicket.hostKey, agent.services.hostKey.publicRaw, 'the ticket names the host it is for');
+
+  const second = await runCli(call, env);
+  assert.equal(second.code, 0, show(second));
+  assert.match(second.stdout, /memorystats/);
+  assert.deepEqual(signIns(agent), ['auth_ssl 200', 'auth_ssl 200 resumed']);
+  const secondTicket = JSON.parse(readFileSync(ticketFile, 'utf8')) as { ticket: string };
+  assert.notEqual(secondTicket.ticket, firstTicket.ticket, 'the resumed session left a fresh ticket');
+  assert.equal(statSync(ticketFile).mode & 0o777, 0o600);
+
+  // The host's clock passes the ticket's 8 hours: the next command does the full handshake, and works.
+  agent.clock.advance(9 * 3600);
+  const third = await runCli(call, env);
+  assert.equal(third.code, 0, show(third));
+  assert.deepEqual(signIns(agent).slice(-2), ['auth_resume 401', 'auth_ssl 200']);
+});
