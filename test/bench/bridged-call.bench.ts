@@ -8,6 +8,7 @@
  * on the project's Node) and the npm package as installed (installed-cli.ts: compiled, the client
  * commands bundled). Each row also gives the ratio of the CPU time of the two Node processes
  * (process-cost.ts), which moves less with the machine's load than the wall time the target is in.
+ * A second row per layout times the same call through a persisted session (HOSTADM_PERSIST).
  *
  * The same run measures `hostadm up`'s memory (target ≤ 100 MiB resident after this load): its
  * VmRSS from /proc after each bridged call it served, reported against 100 MiB with the spread over
@@ -16,7 +17,7 @@
  * Run: node test/bench/bridged-call.bench.ts [pairs]   (or `npm run bench bridged-call`)
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { alternatePairs, formatRatio, median, reportTarget, summarize } from './ab-pairs.ts';
@@ -29,12 +30,23 @@ const hostadm = join(root, 'node_modules/.bin/hostadm');
 const PROFILE = 'bench';
 
 const top = mkdtempSync(join(tmpdir(), 'hostadm-bench-bridged-'));
-const env = { ...process.env, XDG_CONFIG_HOME: join(top, 'config'), HOME: top };
+// Its own runtime directory: the persisted sessions' sockets (private, 0700).
+mkdirSync(join(top, 'run'), { mode: 0o700 });
+const env = { ...process.env, XDG_CONFIG_HOME: join(top, 'config'), HOME: top, XDG_RUNTIME_DIR: join(top, 'run') };
+
+const CALL = ['call', 'systemmanager', 'memorystats', '--profile', PROFILE];
 
 /** `--version` against the bridged call with one layout's `hostadm`: prints both ratios, reports the wall-time target. */
-async function layoutRow(layout: string, bin: string, layoutEnv: NodeJS.ProcessEnv, afterCall: () => void): Promise<void> {
+async function layoutRow(
+  layout: string,
+  bin: string,
+  layoutEnv: NodeJS.ProcessEnv,
+  afterCall: () => void,
+  how = 'bridged',
+  target = 'a bridged hostadm call',
+): Promise<void> {
   const version = costRecorder(bin, ['--version'], layoutEnv);
-  const call = costRecorder(bin, ['call', 'systemmanager', 'memorystats', '--profile', PROFILE], layoutEnv);
+  const call = costRecorder(bin, CALL, layoutEnv);
   const measureCall = async () => {
     const ms = await call.measure();
     afterCall();
@@ -43,12 +55,43 @@ async function layoutRow(layout: string, bin: string, layoutEnv: NodeJS.ProcessE
   const { ratio, a, b } = await alternatePairs(version.measure, measureCall, PAIRS);
   const cpu = summarize(cpuRatios(version.cpu, call.cpu));
   console.log(
-    `${layout}: hostadm call systemmanager memorystats (bridged) / hostadm --version: wall ${formatRatio(ratio)}   medians ${median(b).toFixed(0)} / ${median(a).toFixed(0)} ms`,
+    `${layout}: hostadm call systemmanager memorystats (${how}) / hostadm --version: wall ${formatRatio(ratio)}   medians ${median(b).toFixed(0)} / ${median(a).toFixed(0)} ms`,
   );
   console.log(
     `${' '.repeat(layout.length)}  CPU of the Node process: ${formatRatio(cpu)}   medians ${median(call.cpu.slice(2)).toFixed(0)} / ${median(version.cpu.slice(2)).toFixed(0)} ms   (load average ${loadavg()[0]!.toFixed(1)})`,
   );
-  reportTarget(`CLI (${layout}): a bridged hostadm call vs hostadm --version`, ratio, 2);
+  reportTarget(`CLI (${layout}): ${target} vs hostadm --version`, ratio, 2);
+}
+
+/**
+ * The same call through a persisted session (HOSTADM_PERSIST, lib/control-session.ts) that one
+ * unmeasured call starts first; the session process is not the caller's, so neither its CPU nor its
+ * channel is in the figures: what a script's later calls cost.
+ */
+async function persistedRow(layout: string, bin: string, layoutEnv: NodeJS.ProcessEnv): Promise<void> {
+  const persisted = { ...layoutEnv, HOSTADM_PERSIST: '10m' };
+  const sessions = async () => JSON.parse((await run(bin, ['session', 'status', '--json'], layoutEnv)).stdout) as unknown[];
+  await run(bin, CALL, persisted);
+  const deadline = Date.now() + 30_000;
+  while ((await sessions()).length !== 1) {
+    if (Date.now() > deadline) throw new Error('the persisted session did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  try {
+    // Not sampled for up's memory: that target is about the cold calls' load.
+    await layoutRow(layout, bin, persisted, () => {}, 'through a persisted session', 'a bridged call through a persisted session');
+  } finally {
+    await run(bin, ['session', 'stop'], layoutEnv);
+  }
+}
+
+function run(bin: string, args: string[], runEnv: NodeJS.ProcessEnv): Promise<{ stdout: string }> {
+  const child = spawn(bin, args, { env: runEnv, stdio: ['ignore', 'pipe', 'inherit'] });
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  return new Promise((resolve, reject) =>
+    child.once('close', (code) => (code === 0 ? resolve({ stdout }) : reject(new Error(`${bin} ${args.join(' ')} exited ${code}`)))),
+  );
 }
 
 /** VmRSS, VmHWM, RssAnon and RssFile of a process, in KiB (Linux /proc). */
@@ -77,9 +120,11 @@ try {
   const upResident: number[] = [];
   const sampleUp = () => upResident.push(residentKiB(up.pid!).VmRSS);
   await layoutRow('repository', hostadm, env, sampleUp);
+  await persistedRow('repository', hostadm, env);
   const installed = installPackagedCli();
   try {
     await layoutRow('npm package', installed.hostadm, { ...env, PATH: installed.path }, sampleUp);
+    await persistedRow('npm package', installed.hostadm, { ...env, PATH: installed.path });
   } finally {
     installed.dispose();
   }

@@ -80,11 +80,10 @@ Exit codes: 0 ok, 2 usage, 3 sign-in failed, 4 refused by the host, 5 host error
   );
 }
 
-/** `hostadm call`: any action of any class. */
-export function registerCallCommand(program: Command): void {
-  withConnection(
-    program
-      .command('call')
+/** The arguments and options of `hostadm call`, on `call` (a command named so). */
+function defineCall(call: Command): Command {
+  return withConnection(
+    call
       .description('call any action: hostadm call <class> <action> [key=value ...] (hostadm call --help)')
       .argument('[class]', 'class, `admin/<class>` (default namespace) or `rpc/<name>`')
       .argument('[action]', 'the action (rpc operations such as rpc/identify have none)')
@@ -94,16 +93,77 @@ export function registerCallCommand(program: Command): void {
       .option('--progress <mode>', 'queued actions: bar, log, none or auto', 'auto')
       .helpOption(false)
       .option('-h, --help', 'list classes; with a class, its actions and arguments'),
-  ).action(async (cls: string | undefined, action: string | undefined, args: string[], opts) => {
+  );
+}
+
+/** `hostadm call`: any action of any class. */
+export function registerCallCommand(program: Command): void {
+  defineCall(program.command('call')).action(async (cls: string | undefined, action: string | undefined, args: string[], opts) => {
     const { runCall } = await import('./commands/call.ts');
     await runCall(cls, action, args, opts);
   });
+}
+
+export interface ParsedCall {
+  cls: string | undefined;
+  action: string | undefined;
+  rest: string[];
+  opts: import('./commands/call.ts').CallOptions;
+}
+
+/**
+ * The words after `hostadm call` as `call` reads them, for a persisted session (lib/control-session.ts).
+ * Throws (a CommanderError) on what `call` would refuse; prints nothing.
+ */
+export async function parseCallArgv(argv: readonly string[], commandClass: typeof Command): Promise<ParsedCall> {
+  let parsed: ParsedCall | undefined;
+  const call = defineCall(new commandClass('call'))
+    .exitOverride()
+    .configureOutput({ writeOut: () => {}, writeErr: () => {} })
+    .action((cls: string | undefined, action: string | undefined, rest: string[], opts: ParsedCall['opts']) => {
+      parsed = { cls, action, rest, opts };
+    });
+  await call.parseAsync([...argv], { from: 'user' });
+  if (!parsed) throw new Error('hostadm call: no arguments parsed');
+  return parsed;
+}
+
+/** `hostadm session status|stop` and the hidden `session serve` that a call with HOSTADM_PERSIST starts. */
+function registerSessionCommands(program: Command): void {
+  const session = program.command('session').description('persisted sessions (HOSTADM_PERSIST): status, stop');
+  session
+    .command('status')
+    .description('list the persisted sessions of this user: profile, host, pid, calls served, idle time left')
+    .option('--json', 'print one JSON document (an array)')
+    .action(async (opts: { json?: boolean }) => {
+      const { runSessionStatus } = await import('./commands/session.ts');
+      await runSessionStatus(opts);
+    });
+  session
+    .command('stop')
+    .description('end every persisted session of this user (the next call opens its own connection)')
+    .action(async () => {
+      const { runSessionStop } = await import('./commands/session.ts');
+      await runSessionStop();
+    });
+  session
+    .command('serve', { hidden: true })
+    .description('hold a bridged session for later calls (started by hostadm call when HOSTADM_PERSIST is set)')
+    .requiredOption('--socket <path>', 'the control socket to listen on')
+    .requiredOption('--idle <ms>', 'exit after this long without a call', positiveInt)
+    .argument('[call...]', 'the arguments of the call that started it')
+    .allowUnknownOption()
+    .action(async (callArgv: string[], opts: { socket: string; idle: number }) => {
+      const { serveControlSession } = await import('./lib/control-session.ts');
+      await serveControlSession(opts.socket, opts.idle, callArgv);
+    });
 }
 
 /** Every client command (`call` included): connections, profiles, keys, sessions, `up`. */
 export function registerClientCommands(program: Command): void {
   configureProgram(program);
   registerCallCommand(program);
+  registerSessionCommands(program);
 
   // ------------------------------------------------------------------ friendly commands
   withConnection(

@@ -73,13 +73,26 @@ function quickerModuleResolution(): void {
   });
 }
 
-const args = process.argv.slice(2);
-if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-  process.stdout.write(`${packageVersion()}\n`);
-} else {
+interface ControlClient {
+  callThroughSession(callArgv: string[], ownProcess: () => void): void;
+}
+
+function runProgram(): void {
   quickerModuleResolution();
   import('./program.ts').catch((error: unknown) => {
     console.error(error);
     process.exitCode = 1;
   });
+}
+
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  process.stdout.write(`${packageVersion()}\n`);
+} else if (args[0] === 'call' && process.env.HOSTADM_PERSIST !== undefined) {
+  // A persisted session (lib/control-session.ts) answers before commander, zod and the SDK load.
+  // The sources in a checkout, compiled JavaScript in the npm package: the same file either way.
+  const controlClient = join(__dirname, 'lib', __filename.endsWith('.cts') ? 'control-client.cts' : 'control-client.cjs');
+  (require(controlClient) as ControlClient).callThroughSession(args.slice(1), runProgram);
+} else {
+  runProgram();
 }

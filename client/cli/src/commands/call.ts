@@ -26,7 +26,7 @@ import { helpScope } from '../lib/help-scope.ts';
 import { didYouMean } from '../lib/suggest.ts';
 import { printJson } from '../lib/output.ts';
 import { followJobs, progressMode, succeeded } from '../lib/progress.ts';
-import { openClient } from '../lib/session.ts';
+import { openClient, type OpenClient, type OpenOptions } from '../lib/session.ts';
 
 export interface CallOptions extends ConnectionOptions {
   json?: string;
@@ -34,6 +34,35 @@ export interface CallOptions extends ConnectionOptions {
   progress?: string;
   help?: boolean;
 }
+
+/**
+ * Where a call's output goes and how it reaches the host: this process's stdout/stderr and its own
+ * connection, or (lib/control-session.ts) a persisted session's connection with the output sent back to
+ * the `hostadm call` that asked, so both paths print through this one file.
+ */
+export interface CallVia {
+  out(text: string): void;
+  err(text: string): void;
+  open(opts: CallOptions, options?: OpenOptions): Promise<OpenClient>;
+  /** Set by a persisted session: a queued action follows progress on the caller's own terminal. */
+  oneShotOnly?: boolean;
+}
+
+/** Raised before anything is sent when a persisted session cannot serve a call as its own process would. */
+export class NeedsOwnProcess extends Error {}
+
+const ownProcess: CallVia = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  async open(opts, options) {
+    const session = await openClient(opts, options);
+    if (session.target.bridge && process.env.HOSTADM_PERSIST !== undefined) {
+      const { startControlSession } = await import('../lib/control-session.ts');
+      startControlSession(session.target);
+    }
+    return session;
+  },
+};
 
 interface Parsed {
   namespace: 'admin' | 'rpc';
@@ -80,7 +109,12 @@ function unknownAction(cls: string, contract: ClassContract, action: string): Er
 }
 
 export async function runCall(cls: string | undefined, action: string | undefined, rest: string[], opts: CallOptions): Promise<void> {
-  await runCommand(async () => {
+  await runCommand(() => callThrough(ownProcess, cls, action, rest, opts));
+}
+
+/** The call itself; returns the exit code, throws what reportError turns into a message. */
+export async function callThrough(via: CallVia, cls: string | undefined, action: string | undefined, rest: string[], opts: CallOptions): Promise<number> {
+  {
     if (!cls) {
       if (opts.help) {
         const [admin, rpc, scope] = await Promise.all([loadClasses('admin'), loadClasses('rpc'), helpScope(opts)]);
@@ -89,7 +123,7 @@ export async function runCall(cls: string | undefined, action: string | undefine
             .filter((n) => n === 'identify' || n === 'query')
             .map(async (n) => (await loadOperation('rpc', n))!),
         );
-        process.stdout.write(overviewHelp(admin, rpc, ops, scope));
+        via.out(overviewHelp(admin, rpc, ops, scope));
         return EXIT.ok;
       }
       throw usageError('missing class: hostadm call <class> <action> [key=value ...]', 'hostadm call --help lists the classes');
@@ -100,7 +134,7 @@ export async function runCall(cls: string | undefined, action: string | undefine
     if (target.namespace === 'rpc' && isOperation('rpc', target.name)) {
       const op = (await loadOperation('rpc', target.name))!;
       if (opts.help) {
-        process.stdout.write(operationHelp(op));
+        via.out(operationHelp(op));
         return EXIT.ok;
       }
       if (target.name.startsWith('auth')) throw usageError(`rpc/${target.name} is how hostadm signs in; use hostadm login / logout`);
@@ -113,9 +147,9 @@ export async function runCall(cls: string | undefined, action: string | undefine
           { namespace: 'rpc', name: target.name },
           { fieldErrors: problems, local: true },
         );
-      const session = await openClient(opts, { auth: op.access === 'none' ? 'none' : 'required' });
+      const session = await via.open(opts, { auth: op.access === 'none' ? 'none' : 'required' });
       try {
-        printJson(await session.client.request('rpc', target.name, args));
+        printJson(await session.client.request('rpc', target.name, args), via.out);
       } finally {
         await session.close();
       }
@@ -128,10 +162,10 @@ export async function runCall(cls: string | undefined, action: string | undefine
       const only = action === undefined ? undefined : resolveAction(contract, action);
       if (action !== undefined && only === undefined) throw unknownAction(cls, contract, action);
       if (action === undefined && !opts.help) {
-        process.stderr.write(classHelp(target.namespace, contract));
+        via.err(classHelp(target.namespace, contract));
         throw usageError(`missing action for ${cls}`);
       }
-      process.stdout.write(classHelp(target.namespace, contract, only));
+      via.out(classHelp(target.namespace, contract, only));
       return EXIT.ok;
     }
     const canonical = resolveAction(contract, action);
@@ -151,30 +185,31 @@ export async function runCall(cls: string | undefined, action: string | undefine
     const ns = target.namespace as 'admin' | 'rpc';
 
     if (!isQueued(actionContract)) {
-      const session = await openClient(opts);
+      const session = await via.open(opts);
       try {
-        printJson(await session.client.call(ns, target.name, canonical, args));
+        printJson(await session.client.call(ns, target.name, canonical, args), via.out);
       } finally {
         await session.close();
       }
       return EXIT.ok;
     }
 
+    if (via.oneShotOnly) throw new NeedsOwnProcess('a queued action');
     const mode = progressMode(opts.progress);
-    const session = await openClient(opts, { reconnect: opts.wait });
+    const session = await via.open(opts, { reconnect: opts.wait });
     try {
       const job: QueuedJob = await session.client.start(ns, target.name, canonical, args);
       if (!opts.wait) {
-        for (const j of job.jobs) process.stdout.write(`${j.id}\n`);
+        for (const j of job.jobs) via.out(`${j.id}\n`);
         return EXIT.ok;
       }
       const completions = await followJobs(job.jobs, { mode, output: mode === 'none' ? 'none' : 'stderr' });
       const byId: Record<string, unknown> = {};
       job.jobs.forEach((j, i) => (byId[j.id] = completions[i]));
-      printJson({ ack: job.ack, jobs: byId });
+      printJson({ ack: job.ack, jobs: byId }, via.out);
       return completions.every(succeeded) ? EXIT.ok : EXIT.host;
     } finally {
       await session.close();
     }
-  });
+  }
 }

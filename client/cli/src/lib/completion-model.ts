@@ -84,7 +84,9 @@ function commandInfo(command: Command, path: string[]): CommandInfo {
   const options = command.options.filter((o) => !o.hidden).map(optionInfo);
   if (!options.some((o) => o.names.includes('--help')))
     options.push({ names: ['-h', '--help'], flags: '-h, --help', takesValue: false, description: 'display help for command' });
-  const subcommands = command.commands.map((c) => commandInfo(c, [...path, c.name()]));
+  // Hidden commands (`session serve`, which hostadm starts itself) are neither completed nor documented.
+  const visible = new Set(command.createHelp().visibleCommands(command));
+  const subcommands = command.commands.filter((c) => visible.has(c)).map((c) => commandInfo(c, [...path, c.name()]));
   const choices = command.registeredArguments[0]?.argChoices ?? [];
   return { path, usage: command.usage(), description: command.description(), options, choices: [...choices], subcommands };
 }

@@ -53,7 +53,7 @@ function refusalBehind(err: Error): HostadmRequestError | undefined {
 }
 
 /** Prints the error on stderr (never a stack trace for expected failures) and returns the exit code. */
-export function reportError(err: unknown): ExitCode {
+export function reportError(err: unknown, writeErr: (text: string) => void = (text) => process.stderr.write(text)): ExitCode {
   const code = exitCodeFor(err);
   const lines: string[] = [];
   if (err instanceof HostadmRequestError) {
@@ -75,7 +75,7 @@ export function reportError(err: unknown): ExitCode {
   } else {
     lines.push(`hostadm: ${String(err)}`);
   }
-  process.stderr.write(`${lines.join('\n')}\n`);
+  writeErr(`${lines.join('\n')}\n`);
   return code;
 }
 

@@ -1,7 +1,7 @@
 /** Tables for people (cli-table3, borderless, loaded only when a table is printed), one JSON document for scripts. */
 
-export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+export function printJson(value: unknown, write: (text: string) => void = (text) => process.stdout.write(text)): void {
+  write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** A borderless table on stdout: a header row, then one row per record. `maxWidth` caps a column. */

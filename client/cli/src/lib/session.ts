@@ -64,8 +64,7 @@ export interface Target {
   tokenKey: string;
 }
 
-export function resolveTarget(flags: ConnectionFlags): Target {
-  const env = process.env;
+export function resolveTarget(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): Target {
   const explicitUrl = flags.url ?? env.HOSTADM_URL;
   const config = loadConfig();
   const profileName = flags.profile ?? env.HOSTADM_PROFILE ?? (explicitUrl ? undefined : config.default);
