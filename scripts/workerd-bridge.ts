@@ -88,16 +88,35 @@ export async function applyMigrations(stateDir: string, verbose = false): Promis
   await finished(child, 'wrangler d1 migrations apply', () => out);
 }
 
+const PORT_TAKEN = /Address already in use/;
+
 export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Promise<WorkerdBridge> {
   const temporary = !options.stateDir;
   const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'hostadm-workerd-'));
-  const adminSecret = options.adminSecret ?? randomBytes(32).toString('base64url');
-  const joinSecret = options.joinSecret ?? randomBytes(32).toString('base64url');
-  const verbose = options.verbose ?? false;
   // wrangler.jsonc serves console/dist as static assets: it must exist before wrangler starts.
   ensureConsoleBuilt({ quiet: true });
-  await applyMigrations(stateDir, verbose);
-  const port = options.port ?? (await freePort());
+  await applyMigrations(stateDir, options.verbose ?? false);
+  const settled = { ...options, stateDir, adminSecret: options.adminSecret ?? randomBytes(32).toString('base64url'), joinSecret: options.joinSecret ?? randomBytes(32).toString('base64url') };
+  // A free port found here can be taken by a parallel test before workerd binds it: with ports of our
+  // own choosing, that is retried on fresh ones; a port the caller named is not.
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port ?? (await freePort());
+    try {
+      return await launch(settled, port, temporary);
+    } catch (error) {
+      if (options.port !== undefined || attempt >= 5 || !PORT_TAKEN.test(String(error))) {
+        if (temporary) rmSync(stateDir, { recursive: true, force: true });
+        throw error;
+      }
+    }
+  }
+}
+
+type SettledOptions = WorkerdBridgeOptions & { stateDir: string; adminSecret: string; joinSecret: string };
+
+async function launch(options: SettledOptions, port: number, temporary: boolean): Promise<WorkerdBridge> {
+  const { stateDir, adminSecret, joinSecret } = options;
+  const verbose = options.verbose ?? false;
   const args = [
     'dev',
     '-c',
@@ -149,10 +168,17 @@ export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Pr
     process.kill(process.pid, signal);
   };
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, onSignal);
+  const unhook = () => {
+    process.off('exit', kill);
+    for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.off(signal, onSignal);
+  };
   const httpUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${out}`);
+    if (child.exitCode !== null) {
+      unhook();
+      throw new Error(`wrangler dev exited (${child.exitCode}):\n${out}`);
+    }
     try {
       const res = await fetch(`${httpUrl}/healthz`);
       if (res.ok) break;
@@ -161,6 +187,7 @@ export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Pr
     }
     if (Date.now() > deadline) {
       kill();
+      unhook();
       throw new Error(`wrangler dev did not answer within 60 s:\n${out}`);
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -186,8 +213,7 @@ export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Pr
       return child.pid!;
     },
     async stop(keepState = !temporary) {
-      process.off('exit', kill);
-      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.off(signal, onSignal);
+      unhook();
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
         kill();
