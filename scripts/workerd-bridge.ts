@@ -96,7 +96,12 @@ export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Pr
   // wrangler.jsonc serves console/dist as static assets: it must exist before wrangler starts.
   ensureConsoleBuilt({ quiet: true });
   await applyMigrations(stateDir, options.verbose ?? false);
-  const settled = { ...options, stateDir, adminSecret: options.adminSecret ?? randomBytes(32).toString('base64url'), joinSecret: options.joinSecret ?? randomBytes(32).toString('base64url') };
+  const settled = {
+    ...options,
+    stateDir,
+    adminSecret: options.adminSecret ?? randomBytes(32).toString('base64url'),
+    joinSecret: options.joinSecret ?? randomBytes(32).toString('base64url'),
+  };
   // A free port found here can be taken by a parallel test before workerd binds it: with ports of our
   // own choosing, that is retried on fresh ones; a port the caller named is not.
   for (let attempt = 1; ; attempt++) {
