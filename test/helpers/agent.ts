@@ -44,7 +44,9 @@ export async function startTestAgent(overrides: Partial<AgentOptions> = {}, data
     clock,
     logger: pino({ level: process.env.HOSTADM_TEST_LOG ?? 'silent' }),
     ...overrides,
-    config: { strictReplies: true, ...overrides.config },
+    // A test that hands in a command runner counts the commands its request caused: the snapshot
+    // scheduler's periodic `zpool list` would race with that, so it ticks hourly unless a test asks.
+    config: { strictReplies: true, ...(overrides.runner ? { schedulerTickMs: 3_600_000 } : {}), ...overrides.config },
   };
   const agent = await startAgent(options);
   const testAgent: TestAgent = Object.assign(agent, {
