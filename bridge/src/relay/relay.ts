@@ -24,6 +24,7 @@ import { hostEntry, Matcher } from './matching.ts';
 import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
 import { NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
 import { SignedInIndex } from './signed-in.ts';
+import { LastSeenThrottle } from './last-seen.ts';
 import { StoreRetention, type PruneMark } from './retention.ts';
 import type { Clock, KeyCrypto, KeyRecord, KeyStore, PeerKind, PeerSocket, RelayDeps, RelayLogger } from './ports.ts';
 import { isLoopback } from './addresses.ts';
@@ -51,6 +52,7 @@ export class Relay implements ApiHost {
   private readonly openByAddress = new Map<string, number>();
   private readonly byId = new Map<string, Peer>();
   private readonly signedInByKey = new SignedInIndex();
+  private readonly lastSeen = new LastSeenThrottle();
   private readonly matcher = new Matcher();
   private readonly api: BridgeApi;
   private readonly forwarder: Forwarder;
@@ -373,6 +375,7 @@ export class Relay implements ApiHost {
   }
 
   private touch(keyId: string): void {
+    if (!this.lastSeen.due(keyId, this.clock.now())) return;
     this.store.touch(keyId, this.clock.now()).catch((err: unknown) => this.logger.warn({ err, keyId }, 'could not record last_seen_at'));
   }
 
