@@ -14,7 +14,8 @@ import { md5Key, spkiDerFromPem, spkiPemFromDer } from '@hostadm/shared/crypto/i
 import { bridgeRequestOf } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { isReply, parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { ConnectionError, HostadmRequestError } from './errors.ts';
-import { privateKeyOf, signChallenge, textToBase64, type PrivateKeyMaterial } from './key-auth.ts';
+import { privateKeyOf, textToBase64, type PrivateKeyMaterial } from './key-auth.ts';
+import { signInToBridge, type BridgeTicketStore } from './bridge-signin.ts';
 import { DIRECTORY_ROOM, peerLabel, relayUrl, type AnnouncedPeer } from './bridge-hosts.ts';
 import type { CloseInfo } from './transport.ts';
 import { globalWebSocket, type WebSocketConstructor, type WebSocketLike } from './websocket.ts';
@@ -37,6 +38,10 @@ export interface BridgeSessionOptions {
   /** The hostname reported to the bridge's identify. Default `hostadm-sdk`. */
   clientHostname?: string;
   webSocket?: WebSocketConstructor;
+  /** Sign-in tickets (§2.3): sign in with a kept one instead of RSA, and keep the one a key sign-in gives. */
+  signInTickets?: BridgeTicketStore;
+  /** The bridge refused a kept ticket (the key sign-in follows): for logs and debug output. */
+  onSignInTicketRefused?: (message: string) => void;
 }
 
 export type BridgeSessionState = 'connecting' | 'identifying' | 'enrolling' | 'signing-in' | 'listing' | 'ready' | 'closed';
@@ -289,18 +294,16 @@ export class BridgeSession {
       this.options.onEnrolled?.();
     }
     this.state = 'signing-in';
-    const stage1 = await this.request('auth_ssl', '');
-    if (stage1.name !== 'response' || !isRecord(stage1.args) || typeof stage1.args.test_string !== 'string') {
-      throw new ConnectionError(`the bridge refused sign-in: ${errorText(stage1)}`, { cause: refusal(stage1, 'auth_ssl') });
-    }
-    const signature = await signChallenge(privateKeyOf(this.options.key), 'bridge-signin', stage1.args.test_string);
-    const stage2 = await this.request('auth_ssl', { signature });
-    if (stage2.name !== 'response') {
-      throw new ConnectionError(`the bridge refused the key ${this.md5}: ${errorText(stage2)} (enroll it once with a client join token: --join-file FILE)`, {
-        closeCode: 4401,
-        cause: refusal(stage2, 'auth_ssl'),
-      });
-    }
+    await signInToBridge({
+      request: (name, args) => this.request(name, args),
+      privateKey: privateKeyOf(this.options.key),
+      md5: this.md5,
+      bridge: relayUrl(this.options.bridgeUrl),
+      tickets: this.options.signInTickets ?? null,
+      onTicketRefused: this.options.onSignInTicketRefused,
+      errorText,
+      refusal: (env) => refusal(env, 'auth_ssl'),
+    });
     // The bridge now asks for the key list (onMessage answers it); `ready` follows its announcement.
   }
 
