@@ -31,7 +31,16 @@ import {
 import { startAgent } from '@hostadm/agent/agent.ts';
 import { parsePublicKey } from '@hostadm/agent/server/keys.ts';
 import { issueJoinToken, joinSecretKey, startBridge } from '@hostadm/bridge';
-import { bridgeTransport, connect, memoryTicketStore, NodeWebSocket, type HostadmClient, type TicketStore } from '../../client/sdk/src/node.ts';
+import {
+  bridgeTransport,
+  connect,
+  memoryBridgeTicketStore,
+  memoryTicketStore,
+  NodeWebSocket,
+  type BridgeTicketStore,
+  type HostadmClient,
+  type TicketStore,
+} from '../../client/sdk/src/node.ts';
 import { alternatePairs, formatRatio, median, reportTarget, summarize } from './ab-pairs.ts';
 
 const BATCHES = Number(process.env.BENCH_HANDSHAKE_BATCHES ?? 15);
@@ -134,20 +143,23 @@ try {
   agent.services.keys.register('admin', pubKey, parsePublicKey(pubKey), {});
   const key = { privatePem: client.privateKey, publicPem: client.publicKey };
   const hostKey = agent.services.hostKey;
-  const factory = (tickets: TicketStore, joinToken?: string) =>
+  const factory = (tickets: TicketStore, signInTickets: BridgeTicketStore, joinToken?: string) =>
     bridgeTransport({
       bridgeUrl: bridge.url,
       host: { fingerprint: hostKey.fingerprint },
       key,
       pinnedHostKey: hostKey.publicRaw,
       tickets,
+      signInTickets,
       webSocket: NodeWebSocket,
       ...(joinToken ? { joinToken } : {}),
     });
   // Enroll the key at the bridge once.
-  await (await connect({ transport: factory(memoryTicketStore(), await token('client')), reconnect: false })).close();
+  await (await connect({ transport: factory(memoryTicketStore(), memoryBridgeTicketStore(), await token('client')), reconnect: false })).close();
 
   const stores = Array.from({ length: CLIENTS }, () => memoryTicketStore());
+  // Each client keeps its bridge sign-in ticket as it keeps its channel ticket (the CLI: files).
+  const signInStores = Array.from({ length: CLIENTS }, () => memoryBridgeTicketStore());
   const openAll = async (open: (i: number) => Promise<HostadmClient>) => {
     const c0 = cpuMs();
     const t0 = performance.now();
@@ -157,7 +169,7 @@ try {
     await Promise.all(clients.map((c) => c.close()));
     return { wall, cpu };
   };
-  const bridged = (i: number) => connect({ transport: factory(stores[i]!), reconnect: false });
+  const bridged = (i: number) => connect({ transport: factory(stores[i]!, signInStores[i]!), reconnect: false });
   const direct = () => connect({ url: agent.url, auth: { key: { privatePem: client.privateKey } }, reconnect: false });
   // Each client's first opening is a full handshake; measure that once for reference, then resume.
   const first = await openAll(bridged);

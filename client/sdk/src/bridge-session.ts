@@ -17,6 +17,7 @@ import { ConnectionError, HostadmRequestError } from './errors.ts';
 import { privateKeyOf, textToBase64, type PrivateKeyMaterial } from './key-auth.ts';
 import { signInToBridge, type BridgeTicketStore } from './bridge-signin.ts';
 import { DIRECTORY_ROOM, peerLabel, relayUrl, type AnnouncedPeer } from './bridge-hosts.ts';
+import { memoized } from './memo.ts';
 import type { CloseInfo } from './transport.ts';
 import { globalWebSocket, type WebSocketConstructor, type WebSocketLike } from './websocket.ts';
 
@@ -77,9 +78,13 @@ export function refusal(env: WireEnvelope, name: string): HostadmRequestError | 
 export async function clientKeyIds(key: BridgeSessionOptions['key']): Promise<{ publicPem: string; spkiPem: string; md5: string }> {
   const publicPem = key.certPem ?? key.publicPem;
   if (!publicPem) throw new ConnectionError('the bridge needs key.certPem or key.publicPem');
+  return keyIdsOf(publicPem);
+}
+
+const keyIdsOf = memoized(async (publicPem: string) => {
   const spkiPem = spkiPemFromDer(spkiDerFromPem(publicPem));
   return { publicPem, spkiPem, md5: await md5Key(spkiPem) };
-}
+});
 
 export class BridgeSession {
   readonly url: string;

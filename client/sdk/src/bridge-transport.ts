@@ -10,7 +10,7 @@
  *
  * Runtime-neutral (WebCrypto only); the WebSocket constructor is passed in or taken from globalThis.
  */
-import { HandshakeError, hostKeyFingerprint, RESUMABLE_CHANNELS, type ClientTicket } from '@hostadm/shared/crypto/index.ts';
+import { HandshakeError, hostKeyFingerprint as fingerprintOf, RESUMABLE_CHANNELS, type ClientTicket } from '@hostadm/shared/crypto/index.ts';
 import { ConnectionError } from './errors.ts';
 import type { CloseInfo, Transport, TransportFactory, TransportHandlers } from './transport.ts';
 import { chooseHost, describeHost, DIRECTORY_ROOM, hostRoom, relayUrl, type BridgeHostSelector } from './bridge-hosts.ts';
@@ -19,6 +19,7 @@ import { BridgeSession, clientKeyIds, hostList, messageOf } from './bridge-sessi
 import type { WebSocketConstructor } from './websocket.ts';
 import { privateKeyOf, type PrivateKeyMaterial } from './key-auth.ts';
 import { memoryBridgeTicketStore, type BridgeTicketStore } from './bridge-signin.ts';
+import { memoized } from './memo.ts';
 
 export type { BridgeHostSelector } from './bridge-hosts.ts';
 export type { ClientTicket } from '@hostadm/shared/crypto/index.ts';
@@ -78,6 +79,9 @@ export interface BridgeTransportOptions {
   /** The bridge refused a kept sign-in ticket; the key sign-in follows (for logs and debug output). */
   onSignInTicketRefused?: (message: string) => void;
 }
+
+/** The pinned key's fingerprint, needed twice per opening (its room, then the host among those announced). */
+const hostKeyFingerprint = memoized(fingerprintOf);
 
 export function bridgeTransport(options: BridgeTransportOptions): TransportFactory {
   const url = relayUrl(options.bridgeUrl);
