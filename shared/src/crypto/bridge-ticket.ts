@@ -61,11 +61,18 @@ interface HmacSubtle {
   sign(algorithm: 'HMAC', key: unknown, data: Uint8Array): Promise<ArrayBuffer>;
 }
 
-/** HMAC-SHA256 of `data` under raw key bytes. */
-export async function hmacSha256(key: Uint8Array, data: Uint8Array): Promise<Uint8Array> {
-  const s = subtle() as unknown as HmacSubtle;
-  const k = await s.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  return new Uint8Array(await s.sign('HMAC', k, data));
+/** Imported ticket secrets, by their base64 (a client signs in with one ticket for hours); a few at most. */
+const secretKeys = new Map<string, Promise<unknown>>();
+
+function secretKey(secretB64: string): Promise<unknown> {
+  let key = secretKeys.get(secretB64);
+  if (!key) {
+    key = (subtle() as unknown as HmacSubtle).importKey('raw', fromBase64(secretB64), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    key.catch(() => secretKeys.delete(secretB64));
+    if (secretKeys.size >= 8) secretKeys.delete(secretKeys.keys().next().value!);
+    secretKeys.set(secretB64, key);
+  }
+  return key;
 }
 
 /** The bytes a ticket's secret MACs: label ‖ test_string; a test string of another shape is refused. */
@@ -76,7 +83,9 @@ export function bridgeTicketMessage(testString: string): Uint8Array {
 
 /** The client's proof for stage 2: base64 HMAC-SHA256(secret, label ‖ test_string). */
 export async function bridgeTicketProof(ticket: BridgeSignInTicket, testString: string): Promise<string> {
-  return toBase64(await hmacSha256(fromBase64(ticket.secret), bridgeTicketMessage(testString)));
+  const message = bridgeTicketMessage(testString);
+  const s = subtle() as unknown as HmacSubtle;
+  return toBase64(new Uint8Array(await s.sign('HMAC', await secretKey(ticket.secret), message)));
 }
 
 /**
