@@ -19,7 +19,7 @@ import { CLOSE, type RelayConfig } from './config.ts';
 import { verifyJoinToken } from './join-token.ts';
 import type { RelayMetrics } from './metrics.ts';
 import type { Peer } from './peer.ts';
-import type { Clock, KeyCrypto, KeyRecord, KeyStore, PeerKind, RelayLogger } from './ports.ts';
+import type { Clock, HmacSha256, KeyCrypto, KeyRecord, KeyStore, PeerKind, RelayLogger } from './ports.ts';
 import { hostKeyFingerprint, newKeyId, randomAlnum } from './random.ts';
 import { roomRefusal } from './rooms.ts';
 import { SignInTickets } from './signin-tickets.ts';
@@ -33,6 +33,7 @@ export interface ApiHost {
   readonly clock: Clock;
   readonly logger: RelayLogger;
   readonly joinSecret: Uint8Array;
+  readonly hmac: HmacSha256 | undefined;
   readonly hostname: string;
   send(peer: Peer, envelope: unknown): void;
   identified(peer: Peer, kind: PeerKind, hostname: string): void;
@@ -98,7 +99,7 @@ export class BridgeApi {
 
   constructor(host: ApiHost) {
     this.host = host;
-    this.tickets = new SignInTickets(host.joinSecret);
+    this.tickets = new SignInTickets(host.joinSecret, host.hmac);
   }
 
   /**

@@ -26,7 +26,7 @@ import { NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
 import { SignedInIndex } from './signed-in.ts';
 import { LastSeenThrottle } from './last-seen.ts';
 import { StoreRetention, type PruneMark } from './retention.ts';
-import type { Clock, KeyCrypto, KeyRecord, KeyStore, PeerKind, PeerSocket, RelayDeps, RelayLogger } from './ports.ts';
+import type { Clock, HmacSha256, KeyCrypto, KeyRecord, KeyStore, PeerKind, PeerSocket, RelayDeps, RelayLogger } from './ports.ts';
 import { isLoopback } from './addresses.ts';
 import { Directory } from './directory.ts';
 import { DIRECTORY_ROOM, SHARED_ROOM, type RoomName, type SessionIndex } from './rooms.ts';
@@ -42,6 +42,7 @@ export class Relay implements ApiHost {
   readonly clock: Clock;
   readonly logger: RelayLogger;
   readonly joinSecret: Uint8Array;
+  readonly hmac: HmacSha256 | undefined;
   readonly hostname: string;
   readonly retention: StoreRetention;
   /** Directory sockets and the hosts they are announced (directory.ts). */
@@ -71,6 +72,7 @@ export class Relay implements ApiHost {
     this.clock = deps.clock;
     this.logger = deps.logger;
     this.joinSecret = deps.joinSecret;
+    this.hmac = deps.hmac;
     this.hostname = deps.hostname;
     this.persist = deps.persist ?? null;
     const now = this.clock.now();

@@ -7,7 +7,8 @@
  * the ticket's secret is HMAC-SHA256 of the payload under a second derived key. So any process or
  * Durable Object of the same bridge (the same join secret) checks any ticket with nothing stored, and
  * a bridge with another secret refuses it. What a ticket cannot say (the key revoked since) is read
- * from the key store at every use. WebCrypto only: both runtimes run this file.
+ * from the key store at every use. WebCrypto by default, so both runtimes run this file; a runtime may
+ * pass a faster HMAC (the port's `hmac`: Node's node:crypto).
  */
 import {
   BRIDGE_TICKET_MAX_LIFETIME_MS,
@@ -17,7 +18,7 @@ import {
   type BridgeTicketGrant,
 } from '@hostadm/shared/crypto/bridge-ticket.ts';
 import { constantTimeEqual, fromBase64, fromBase64Url, randomBytes, toBase64, toBase64Url, utf8Decode, utf8Encode } from '@hostadm/shared/crypto/subtle.ts';
-import type { KeyRecord, PeerKind } from './ports.ts';
+import type { HmacSha256, KeyRecord, PeerKind } from './ports.ts';
 
 /** A join secret shorter than this (a Worker without JOIN_SECRET) makes no tickets and takes none. */
 const MIN_SECRET_BYTES = 16;
@@ -35,16 +36,31 @@ export interface TicketClaims {
   kind: PeerKind;
   /** Epoch milliseconds. */
   expiresAt: number;
-  /** The ticket's secret as an HMAC key (derived from the payload). */
-  secretKey: HmacKey;
+  /** The ticket's secret as a key of the bridge's HMAC (derived from the payload). */
+  secretKey: unknown;
 }
 
 /** WebCrypto's key type as this runtime's typings name it (Node's and Workers' differ). */
-type HmacKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
+type WebCryptoKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
+
+/** HMAC-SHA256 with keys prepared once: WebCrypto's (imported keys), or a runtime's own (raw bytes). */
+interface Mac {
+  key(raw: Uint8Array): Promise<unknown>;
+  sign(key: unknown, data: Uint8Array): Promise<Uint8Array> | Uint8Array;
+}
+
+const webCryptoMac: Mac = {
+  key: (raw) => crypto.subtle.importKey('raw', bytes(raw), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']),
+  sign: async (key, data) => new Uint8Array(await crypto.subtle.sign('HMAC', key as WebCryptoKey, bytes(data))),
+};
+
+function runtimeMac(hmac: HmacSha256): Mac {
+  return { key: async (raw) => raw, sign: (key, data) => hmac(key as Uint8Array, data) };
+}
 
 interface HmacKeys {
-  ticket: HmacKey;
-  secret: HmacKey;
+  ticket: unknown;
+  secret: unknown;
 }
 
 /** Issues and opens the tickets of one bridge (one per relay; the keys are derived once, lazily). */
@@ -52,9 +68,11 @@ export class SignInTickets {
   private readonly joinSecret: Uint8Array;
   private keys: Promise<HmacKeys | null> | null = null;
   private readonly opened = new Map<string, TicketClaims>();
+  private readonly mac: Mac;
 
-  constructor(joinSecret: Uint8Array) {
+  constructor(joinSecret: Uint8Array, hmac?: HmacSha256) {
     this.joinSecret = joinSecret;
+    this.mac = hmac ? runtimeMac(hmac) : webCryptoMac;
   }
 
   /** A ticket for `key`, good for `lifetimeSeconds` (at most 8 hours); null when this bridge makes none. */
@@ -64,7 +82,7 @@ export class SignInTickets {
     if (!keys || !(lifetimeMs > 0)) return null;
     const claims = { v: 1, k: key.id, m: key.md5Key, t: key.kind, e: now + lifetimeMs, n: toBase64Url(randomBytes(12)) };
     const payload = utf8Encode(JSON.stringify(claims));
-    const [tag, secret] = await Promise.all([sign(keys.ticket, payload), sign(keys.secret, payload)]);
+    const [tag, secret] = await Promise.all([this.sign(keys.ticket, payload), this.sign(keys.secret, payload)]);
     return {
       ticket: `${BRIDGE_TICKET_PREFIX}${toBase64Url(payload)}.${toBase64Url(tag)}`,
       secret: toBase64(secret),
@@ -88,11 +106,11 @@ export class SignInTickets {
     } catch {
       return null;
     }
-    if (!constantTimeEqual(await sign(keys.ticket, payload), tag)) return null;
+    if (!constantTimeEqual(await this.sign(keys.ticket, payload), tag)) return null;
     // Authentic from here on: the bridge wrote this JSON itself.
     const c = JSON.parse(utf8Decode(payload)) as { v: number; k: string; m: string; t: PeerKind; e: number };
     if (c.v !== 1) return null;
-    const claims = { keyId: c.k, md5Key: c.m, kind: c.t, expiresAt: c.e, secretKey: await hmacKey(await sign(keys.secret, payload)) };
+    const claims = { keyId: c.k, md5Key: c.m, kind: c.t, expiresAt: c.e, secretKey: await this.mac.key(await this.sign(keys.secret, payload)) };
     if (this.opened.size >= MAX_OPENED) this.opened.delete(this.opened.keys().next().value!);
     this.opened.set(ticket, claims);
     return claims;
@@ -106,32 +124,29 @@ export class SignInTickets {
     } catch {
       return false;
     }
-    return constantTimeEqual(await sign(claims.secretKey, bridgeTicketMessage(testString)), mac);
+    return constantTimeEqual(await this.sign(claims.secretKey, bridgeTicketMessage(testString)), mac);
   }
 
   private hmacKeys(): Promise<HmacKeys | null> {
-    this.keys ??= deriveKeys(this.joinSecret);
+    this.keys ??= deriveKeys(this.joinSecret, this.mac);
     return this.keys;
+  }
+
+  private async sign(key: unknown, data: Uint8Array): Promise<Uint8Array> {
+    return this.mac.sign(key, data);
   }
 }
 
-async function deriveKeys(joinSecret: Uint8Array): Promise<HmacKeys | null> {
+/** K_t and K_s: HKDF-SHA256 of the join secret (WebCrypto, once per relay). */
+async function deriveKeys(joinSecret: Uint8Array, mac: Mac): Promise<HmacKeys | null> {
   if (joinSecret.length < MIN_SECRET_BYTES) return null;
   const base = await crypto.subtle.importKey('raw', bytes(joinSecret), 'HKDF', false, ['deriveBits']);
   const derive = async (info: string) =>
-    hmacKey(
+    mac.key(
       new Uint8Array(await crypto.subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: bytes(utf8Encode(info)) }, base, 256)),
     );
   const [ticket, secret] = await Promise.all([derive(BST1_LABELS.ticketKey), derive(BST1_LABELS.secretKey)]);
   return { ticket, secret };
-}
-
-function hmacKey(raw: Uint8Array): Promise<HmacKey> {
-  return crypto.subtle.importKey('raw', bytes(raw), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-}
-
-async function sign(key: HmacKey, data: Uint8Array): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.sign('HMAC', key, bytes(data)));
 }
 
 /** The same bytes in an ArrayBuffer-backed array (what WebCrypto's typings ask for). */

@@ -61,16 +61,17 @@ interface HmacSubtle {
   sign(algorithm: 'HMAC', key: unknown, data: Uint8Array): Promise<ArrayBuffer>;
 }
 
-/** Imported ticket secrets, by their base64 (a client signs in with one ticket for hours); a few at most. */
-const secretKeys = new Map<string, Promise<unknown>>();
+/**
+ * Each ticket's secret imported once, kept with the ticket object (a client signs in with one ticket
+ * for hours; weakly held, so a forgotten ticket takes its key with it).
+ */
+const secretKeys = new WeakMap<BridgeSignInTicket, Promise<unknown>>();
 
-function secretKey(secretB64: string): Promise<unknown> {
-  let key = secretKeys.get(secretB64);
+function secretKey(ticket: BridgeSignInTicket): Promise<unknown> {
+  let key = secretKeys.get(ticket);
   if (!key) {
-    key = (subtle() as unknown as HmacSubtle).importKey('raw', fromBase64(secretB64), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-    key.catch(() => secretKeys.delete(secretB64));
-    if (secretKeys.size >= 8) secretKeys.delete(secretKeys.keys().next().value!);
-    secretKeys.set(secretB64, key);
+    key = (subtle() as unknown as HmacSubtle).importKey('raw', fromBase64(ticket.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    secretKeys.set(ticket, key);
   }
   return key;
 }
@@ -85,7 +86,7 @@ export function bridgeTicketMessage(testString: string): Uint8Array {
 export async function bridgeTicketProof(ticket: BridgeSignInTicket, testString: string): Promise<string> {
   const message = bridgeTicketMessage(testString);
   const s = subtle() as unknown as HmacSubtle;
-  return toBase64(new Uint8Array(await s.sign('HMAC', await secretKey(ticket.secret), message)));
+  return toBase64(new Uint8Array(await s.sign('HMAC', await secretKey(ticket), message)));
 }
 
 /**
