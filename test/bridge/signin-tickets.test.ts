@@ -186,3 +186,22 @@ test('forged tickets count as failed sign-ins: the fifth closes the connection a
   await until(async () => (await bridge.metrics()).addresses_blocked === 1, 'the address blocked');
   await assert.rejects(TestPeer.connect(bridge.url, 'client'), /HTTP 429/);
 });
+
+test('stage 2 may carry the key list: the bridge then announces at once and does not ask for it', async (t) => {
+  const bridge = await startTestBridge(t);
+  const key = rsaKey();
+  const peer = await enrolled(bridge, 'client', key);
+  t.after(() => peer.close());
+  const stage1 = await peer.request('auth_ssl', { action: 'auth_ssl', md5_key: md5Of(key) });
+  const { test_string } = stage1.args as { test_string: string };
+  const signature = signatureProof(key, 'bridge-signin', test_string);
+  // A malformed list is a 400 before the test string is looked at: the same proof then still works.
+  const bad = await peer.request('auth_ssl', { signature, keys: { md5_keys: 'not a list' } });
+  assert.equal((bad.args as { code: number }).code, 400);
+  const since = peer.received.length;
+  const reply = await peer.request('auth_ssl', { signature, keys: { md5_keys: [md5Of(key)], reach: ['somehost'] } });
+  assert.equal(reply.name, 'response', JSON.stringify(reply.args));
+  await peer.nextAnnouncement(since);
+  assert.ok(!peer.bridgeRequests.some((r) => r.id === 'bridge_request_list_keys'), 'no list_ssl_checksums request');
+  assert.equal((await bridge.metrics()).signin_failures, 0);
+});

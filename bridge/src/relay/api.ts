@@ -253,13 +253,13 @@ export class BridgeApi {
     await this.refuseBlocked(peer);
     // Stage 1: `""` (any registered key of the peer's kind) or `{action:"auth_ssl", md5_key}` (that key only).
     if (rawArgs === undefined || rawArgs === null || typeof rawArgs !== 'object') return { reply: this.challenge(peer, '') };
-    // hostadm's additions to stage 2 (§2.3): a ticket instead of a key proof, or asking for one.
-    const byTicket = 'ticket' in rawArgs ? parseOrThrow(ticketProofArgs, rawArgs, 'rpc/auth_ssl') : null;
-    const { want_ticket: wantTicket, ...rest } = rawArgs as { want_ticket?: unknown };
-    const args = byTicket ?? parseOrThrow(authSslArgs, rest, 'rpc/auth_ssl');
+    // hostadm's additions to stage 2 (§2.3): a ticket instead of a key proof, asking for one, the key list.
+    const { want_ticket: wantTicket, keys: listedKeys, ...rest } = rawArgs as { want_ticket?: unknown; keys?: unknown };
+    const args = 'ticket' in rest ? parseOrThrow(ticketProofArgs, rest, 'rpc/auth_ssl') : parseOrThrow(authSslArgs, rest, 'rpc/auth_ssl');
     if (typeof args === 'string') return { reply: this.challenge(peer, '') };
     if ('md5_key' in args) return { reply: this.challenge(peer, args.md5_key) };
     if (wantTicket !== undefined && typeof wantTicket !== 'boolean') throw badRequest('invalid arguments for rpc/auth_ssl: want_ticket must be true or false');
+    const listed = listedKeys === undefined ? null : parseOrThrow(md5List, listedKeys, 'rpc/auth_ssl keys');
 
     const now = host.clock.now();
     const testString = peer.challenge;
@@ -299,9 +299,11 @@ export class BridgeApi {
     if (grant) host.metrics.signinTicketsIssued++;
     return {
       reply: grant ? [randomAlnum(40), host.config.tokenTtlSeconds, grant] : [randomAlnum(40), host.config.tokenTtlSeconds],
-      // The bridge asks for the peer's keys right after the sign-in reply.
+      // The bridge asks for the peer's keys right after the sign-in reply, unless stage 2 listed them.
       after: () => {
-        if (!peer.closed) peer.socket.send(LIST_KEYS_REQUEST);
+        if (peer.closed) return;
+        if (listed) host.setKeys(peer, listed);
+        else peer.socket.send(LIST_KEYS_REQUEST);
       },
     };
   }

@@ -4,9 +4,10 @@
  * (and the host names to reach for a password sign-in), then the bridge's announcements. The channel to
  * a host (bridge-transport.ts) and the host listing (`listBridgeHosts`) are built on it.
  *
- * States: connecting → identifying → (enrolling) → signing-in → listing → ready → closed. `ready`
+ * States: connecting → identifying → (enrolling) → signing-in → (listing) → ready → closed. `ready`
  * means the bridge has answered the key list with its first announcement, so `peers` is what this key
- * may reach now, not a list still on its way.
+ * may reach now, not a list still on its way (the list goes with stage 2; a bridge that does not take it
+ * there asks for it: `listing`).
  *
  * Runtime-neutral (WebCrypto only); the WebSocket constructor is passed in or taken from globalThis.
  */
@@ -272,8 +273,9 @@ export class BridgeSession {
     if (Array.isArray(ev.args.peers)) {
       this.binaryFrames = ev.args.binary_frames === true;
       this.peers = (ev.args.peers as unknown[]).filter((p): p is AnnouncedPeer => isRecord(p) && typeof p.id === 'string');
-      // The answer to our key list: from now on `peers` is what this key may reach.
-      if (this.state === 'listing' && this.settle) {
+      // The answer to our key list (asked for, or given with stage 2: then it comes while signing in, even
+      // before the sign-in reply's continuation ran): from now on `peers` is what this key may reach.
+      if ((this.state === 'listing' || this.state === 'signing-in') && this.settle) {
         this.state = 'ready';
         const { resolve } = this.settle;
         this.settle = null;
@@ -306,6 +308,7 @@ export class BridgeSession {
       bridge: relayUrl(this.options.bridgeUrl),
       tickets: this.options.signInTickets ?? null,
       onTicketRefused: this.options.onSignInTicketRefused,
+      keys: { md5_keys: [this.md5], ...(this.options.reach?.length ? { reach: [...this.options.reach] } : {}) },
       errorText,
       refusal: (env) => refusal(env, 'auth_ssl'),
     });

@@ -1,7 +1,8 @@
 /**
  * Signing a bridge session in (docs/bridge-protocol.md §2.3): with a sign-in ticket this bridge gave the
  * key earlier (no RSA: an HMAC over the bridge's fresh test string, shared/src/crypto/bridge-ticket.ts),
- * else with the key, asking for a ticket for the next time. A ticket the bridge refuses (expired, the
+ * else with the key, asking for a ticket for the next time. Stage 2 carries the key list too, so the
+ * bridge announces at once instead of asking for it (§2.4). A ticket the bridge refuses (expired, the
  * key revoked, the bridge's secret changed) is forgotten, reported through `onTicketRefused`, and the
  * key sign-in follows on the same connection: a refused ticket never fails the session by itself.
  *
@@ -39,6 +40,8 @@ export interface BridgeSignInContext {
   bridge: string;
   tickets: BridgeTicketStore | null;
   onTicketRefused: ((message: string) => void) | undefined;
+  /** The key list, sent with stage 2 so the bridge need not ask for it (list_ssl_checksums). */
+  keys: { md5_keys: string[]; reach?: string[] };
   errorText(env: WireEnvelope): string;
   refusal(env: WireEnvelope): Error | undefined;
 }
@@ -58,7 +61,7 @@ export async function signInToBridge(ctx: BridgeSignInContext): Promise<void> {
 /** null when the ticket signed the session in; else why the bridge refused it. */
 async function withTicket(ctx: BridgeSignInContext, ticket: BridgeSignInTicket): Promise<string | null> {
   const testString = await stage1(ctx);
-  const reply = await ctx.request('auth_ssl', { ticket: ticket.ticket, mac: await bridgeTicketProof(ticket, testString) });
+  const reply = await ctx.request('auth_ssl', { ticket: ticket.ticket, mac: await bridgeTicketProof(ticket, testString), keys: ctx.keys });
   if (reply.name === 'response') return null;
   // Blocked: the key would be refused as well (and the bridge closes the connection).
   if (codeOf(reply) === 429) throw refused(ctx, reply, 'the bridge refused sign-in', { closeCode: 4401 });
@@ -68,9 +71,10 @@ async function withTicket(ctx: BridgeSignInContext, ticket: BridgeSignInTicket):
 async function withKey(ctx: BridgeSignInContext): Promise<void> {
   const testString = await stage1(ctx);
   const signature = await signChallenge(ctx.privateKey, 'bridge-signin', testString);
-  let reply = await ctx.request('auth_ssl', ctx.tickets ? { signature, want_ticket: true } : { signature });
-  // A bridge from before tickets refuses the field (400) before it looks at the test string: ask again without it.
-  if (ctx.tickets && reply.name !== 'response' && codeOf(reply) === 400) reply = await ctx.request('auth_ssl', { signature });
+  let reply = await ctx.request('auth_ssl', { signature, keys: ctx.keys, ...(ctx.tickets ? { want_ticket: true } : {}) });
+  // A bridge from before tickets and listed keys refuses the fields (400) before it looks at the test
+  // string: the same signature again without them (that bridge then asks for the key list).
+  if (reply.name !== 'response' && codeOf(reply) === 400) reply = await ctx.request('auth_ssl', { signature });
   if (reply.name !== 'response') {
     throw refused(ctx, reply, `the bridge refused the key ${ctx.md5}`, {
       closeCode: 4401,
