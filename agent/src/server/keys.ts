@@ -88,10 +88,17 @@ export class KeyRegistry {
   private readonly db: AgentDb;
   private readonly clock: Clock;
   private readonly listeners = new Set<() => void>();
+  /** Every resumed channel re-checks its key's owner: prepared once, not built and prepared per channel. */
+  private readonly ownerByMd5;
 
   constructor(db: AgentDb, clock: Clock) {
     this.db = db;
     this.clock = clock;
+    this.ownerByMd5 = db
+      .select({ user: sslKeys.user, algorithm: sslKeys.algorithm })
+      .from(sslKeys)
+      .where(eq(sslKeys.md5Key, sql.placeholder('md5')))
+      .prepare();
   }
 
   register(user: string, pubKey: string, parsed: ParsedKey, meta: { nickname?: string; email?: string }): void {
@@ -165,7 +172,7 @@ export class KeyRegistry {
 
   /** Who holds the key with this md5_key, without parsing it (a resumption's re-check, per channel). */
   ownerOf(md5Key: string): { user: string; algorithm: 'rsa' | 'ed25519' } | null {
-    return this.db.select({ user: sslKeys.user, algorithm: sslKeys.algorithm }).from(sslKeys).where(eq(sslKeys.md5Key, md5Key)).get() ?? null;
+    return this.ownerByMd5.get({ md5: md5Key }) ?? null;
   }
 
   /** Called after every register or revoke (the bridge link re-announces the checksums). */

@@ -4,7 +4,8 @@
  * Calls a peer makes:  `rpc/identify`, `rpc/bridge_enroll`, `rpc/auth_ssl`, `rpc/bridge_keys`.
  * Replies the bridge expects to its own requests (matched by id):
  *   `bridge_request_ident` (identify → kind, hostname) and `bridge_request_list_keys` (md5_keys).
- * Every failed enrollment or sign-in is a 401 that counts toward the address's blacklist.
+ * Every failed enrollment or sign-in is a 401 that counts toward the address's blacklist, a refused
+ * sign-in ticket (signin-tickets.ts) included.
  */
 import { z } from 'zod';
 import { authSslArgs } from '@hostadm/shared/api/rpc.ts';
@@ -18,9 +19,10 @@ import { CLOSE, type RelayConfig } from './config.ts';
 import { verifyJoinToken } from './join-token.ts';
 import type { RelayMetrics } from './metrics.ts';
 import type { Peer } from './peer.ts';
-import type { Clock, KeyCrypto, KeyRecord, KeyStore, PeerKind, RelayLogger } from './ports.ts';
+import type { Clock, HmacSha256, KeyCrypto, KeyRecord, KeyStore, PeerKind, RelayLogger } from './ports.ts';
 import { hostKeyFingerprint, newKeyId, randomAlnum } from './random.ts';
 import { roomRefusal } from './rooms.ts';
+import { SignInTickets } from './signin-tickets.ts';
 
 /** What the handlers need from the relay. */
 export interface ApiHost {
@@ -31,6 +33,7 @@ export interface ApiHost {
   readonly clock: Clock;
   readonly logger: RelayLogger;
   readonly joinSecret: Uint8Array;
+  readonly hmac: HmacSha256 | undefined;
   readonly hostname: string;
   send(peer: Peer, envelope: unknown): void;
   identified(peer: Peer, kind: PeerKind, hostname: string): void;
@@ -69,6 +72,12 @@ const md5List = z.object({
 /** What a peer lists: its md5_keys and, for a first sign-in by password, the reach fields. */
 export type KeyList = z.infer<typeof md5List>;
 
+/** Stage 2 with a sign-in ticket (docs/bridge-protocol.md §2.3): the ticket and its secret's MAC over the test string. */
+const ticketProofArgs = z.strictObject({
+  ticket: z.string().min(1).max(1024).describe('The ticket a key sign-in to this bridge gave (`bst1.…`)'),
+  mac: z.string().min(1).max(64).describe('base64 HMAC-SHA256, under the ticket\'s secret, of "hostadm-bst1 signin\\n" ‖ test_string'),
+});
+
 /** A handler's answer, and what to do once it is sent. */
 interface Outcome {
   reply: unknown;
@@ -86,9 +95,11 @@ class SignInFailure extends HostadmError {
 
 export class BridgeApi {
   private readonly host: ApiHost;
+  private readonly tickets: SignInTickets;
 
   constructor(host: ApiHost) {
     this.host = host;
+    this.tickets = new SignInTickets(host.joinSecret, host.hmac);
   }
 
   /**
@@ -242,9 +253,13 @@ export class BridgeApi {
     await this.refuseBlocked(peer);
     // Stage 1: `""` (any registered key of the peer's kind) or `{action:"auth_ssl", md5_key}` (that key only).
     if (rawArgs === undefined || rawArgs === null || typeof rawArgs !== 'object') return { reply: this.challenge(peer, '') };
-    const args = parseOrThrow(authSslArgs, rawArgs, 'rpc/auth_ssl');
+    // hostadm's additions to stage 2 (§2.3): a ticket instead of a key proof, asking for one, the key list.
+    const { want_ticket: wantTicket, keys: listedKeys, ...rest } = rawArgs as { want_ticket?: unknown; keys?: unknown };
+    const args = 'ticket' in rest ? parseOrThrow(ticketProofArgs, rest, 'rpc/auth_ssl') : parseOrThrow(authSslArgs, rest, 'rpc/auth_ssl');
     if (typeof args === 'string') return { reply: this.challenge(peer, '') };
     if ('md5_key' in args) return { reply: this.challenge(peer, args.md5_key) };
+    if (wantTicket !== undefined && typeof wantTicket !== 'boolean') throw badRequest('invalid arguments for rpc/auth_ssl: want_ticket must be true or false');
+    const listed = listedKeys === undefined ? null : parseOrThrow(md5List, listedKeys, 'rpc/auth_ssl keys');
 
     const now = host.clock.now();
     const testString = peer.challenge;
@@ -253,34 +268,63 @@ export class BridgeApi {
     peer.challenge = null;
     peer.challengeMd5 = '';
     if (!fresh) return this.signInFailed(peer, 'no test string outstanding, or it expired');
-    const [proof, form] = 'signature' in args ? [args.signature, 'signature' as const] : [args.encrypted_string, 'original' as const];
-    let candidates: KeyRecord[];
-    if (pinned) {
-      const key = await host.store.getByMd5(pinned);
-      candidates = key && key.revokedAt === null && key.kind === peer.kind ? [key] : [];
-    } else candidates = await host.store.listActive(peer.kind!);
     let match: KeyRecord | undefined;
-    for (const key of candidates) {
-      if (await host.crypto.verifyProof(key, 'bridge-signin', testString, proof, form)) {
-        match = key;
-        break;
+    if ('ticket' in args) match = await this.ticketKey(peer, args, testString, pinned, now);
+    else {
+      const [proof, form] = 'signature' in args ? [args.signature, 'signature' as const] : [args.encrypted_string, 'original' as const];
+      let candidates: KeyRecord[];
+      if (pinned) {
+        const key = await host.store.getByMd5(pinned);
+        candidates = key && key.revokedAt === null && key.kind === peer.kind ? [key] : [];
+      } else candidates = await host.store.listActive(peer.kind!);
+      for (const key of candidates) {
+        if (await host.crypto.verifyProof(key, 'bridge-signin', testString, proof, form)) {
+          match = key;
+          break;
+        }
       }
+      if (!match) return this.signInFailed(peer, pinned ? 'proof does not match the pinned key' : 'proof matches no registered key');
     }
-    if (!match) return this.signInFailed(peer, pinned ? 'proof does not match the pinned key' : 'proof matches no registered key');
     if (peer.closed) return { reply: undefined };
     const fingerprint = match.algorithm === 'ed25519' && match.kind === 'agent' ? await hostKeyFingerprint(match.spkiPem) : null;
     // A valid key in the wrong room: refused and closed, not counted as a failed sign-in.
     const wrongRoom = roomRefusal(peer.room, peer.kind!, fingerprint);
     if (wrongRoom) throw new HostadmError('FORBIDDEN', wrongRoom);
     host.signedIn(peer, match, fingerprint);
-    host.logger.info({ peer: peer.id, keyId: match.id, nickname: match.nickname, address: peer.address }, 'peer signed in');
+    const how = 'ticket' in args ? 'ticket' : 'key';
+    if (how === 'ticket') host.metrics.signinsByTicket++;
+    host.logger.info({ peer: peer.id, keyId: match.id, nickname: match.nickname, address: peer.address, by: how }, 'peer signed in');
+    // A ticket is given for a key proof only: it never outlives the key's own sign-in by more than its lifetime.
+    const grant = wantTicket === true && how === 'key' ? await this.tickets.issue(match, now, host.config.signinTicketSeconds) : null;
+    if (grant) host.metrics.signinTicketsIssued++;
     return {
-      reply: [randomAlnum(40), host.config.tokenTtlSeconds],
-      // The bridge asks for the peer's keys right after the sign-in reply.
+      reply: grant ? [randomAlnum(40), host.config.tokenTtlSeconds, grant] : [randomAlnum(40), host.config.tokenTtlSeconds],
+      // The bridge asks for the peer's keys right after the sign-in reply, unless stage 2 listed them.
       after: () => {
-        if (!peer.closed) peer.socket.send(LIST_KEYS_REQUEST);
+        if (peer.closed) return;
+        if (listed) host.setKeys(peer, listed);
+        else peer.socket.send(LIST_KEYS_REQUEST);
       },
     };
+  }
+
+  /**
+   * The key a sign-in ticket signs in, checked in full at every use: issued by this bridge (its tag),
+   * not expired, for this kind and (when stage 1 pinned one) this key, the key still registered and
+   * not revoked, and the MAC over this connection's fresh test string. Any failure is a failed sign-in.
+   */
+  private async ticketKey(peer: Peer, args: { ticket: string; mac: string }, testString: string, pinned: string, now: number): Promise<KeyRecord> {
+    const claims = await this.tickets.open(args.ticket);
+    if (!claims) return this.signInFailed(peer, 'sign-in ticket forged, damaged or from another bridge');
+    if (claims.expiresAt <= now) return this.signInFailed(peer, 'sign-in ticket expired');
+    if (claims.kind !== peer.kind) return this.signInFailed(peer, 'sign-in ticket of the other kind');
+    if (pinned && pinned !== claims.md5Key) return this.signInFailed(peer, 'sign-in ticket of another key than the pinned one');
+    const key = await this.host.store.getByMd5(claims.md5Key);
+    if (!key || key.id !== claims.keyId || key.revokedAt !== null || key.kind !== peer.kind) {
+      return this.signInFailed(peer, "sign-in ticket's key revoked or no longer registered");
+    }
+    if (!(await this.tickets.proves(claims, testString, args.mac))) return this.signInFailed(peer, 'sign-in ticket proof does not match');
+    return key;
   }
 
   private challenge(peer: Peer, md5Key: string): { test_string: string } {

@@ -22,6 +22,8 @@ export interface RelayConfig {
   sslWindowSeconds: number;
   /** Seconds value of the `[token, seconds]` sign-in reply. */
   tokenTtlSeconds: number;
+  /** How long a sign-in ticket (§2.3) is good for after the key sign-in that gave it; at most 8 h, 0 = none given. */
+  signinTicketSeconds: number;
   heartbeatIntervalSeconds: number;
   /** A peer that sent nothing (not even a pong) for this long is closed (4000). */
   silentCloseSeconds: number;
@@ -66,6 +68,7 @@ export function relayConfig(overrides: RelayConfigOverrides = {}): RelayConfig {
     unauthenticatedCloseSeconds: 30,
     sslWindowSeconds: 30,
     tokenTtlSeconds: 300,
+    signinTicketSeconds: 8 * 3600,
     heartbeatIntervalSeconds: 20,
     silentCloseSeconds: 60,
     revocationPollSeconds: 5,

@@ -16,6 +16,10 @@ export interface MetricsSnapshot {
   /** API calls refused because the peer already had the maximum in progress. */
   api_calls_refused: number;
   signins: number;
+  /** Of `signins`, those made with a sign-in ticket (no key proof). */
+  signins_by_ticket: number;
+  /** Sign-in tickets given (after a key sign-in that asked for one). */
+  signin_tickets_issued: number;
   signin_failures: number;
   enrollments: number;
   enrollment_failures: number;
@@ -48,6 +52,8 @@ export class RelayMetrics {
   repliesSuppressed = 0;
   apiCallsRefused = 0;
   signins = 0;
+  signinsByTicket = 0;
+  signinTicketsIssued = 0;
   signinFailures = 0;
   enrollments = 0;
   enrollmentFailures = 0;
@@ -93,6 +99,8 @@ export class RelayMetrics {
     this.repliesSuppressed = saved.replies_suppressed;
     this.apiCallsRefused = saved.api_calls_refused;
     this.signins = saved.signins;
+    this.signinsByTicket = saved.signins_by_ticket ?? 0;
+    this.signinTicketsIssued = saved.signin_tickets_issued ?? 0;
     this.signinFailures = saved.signin_failures;
     this.enrollments = saved.enrollments;
     this.enrollmentFailures = saved.enrollment_failures;
@@ -118,6 +126,8 @@ export class RelayMetrics {
       replies_suppressed: this.repliesSuppressed,
       api_calls_refused: this.apiCallsRefused,
       signins: this.signins,
+      signins_by_ticket: this.signinsByTicket,
+      signin_tickets_issued: this.signinTicketsIssued,
       signin_failures: this.signinFailures,
       enrollments: this.enrollments,
       enrollment_failures: this.enrollmentFailures,

@@ -125,6 +125,12 @@ export interface KeyCrypto {
   verifyProof(key: KeyRecord, purpose: SignaturePurpose, challenge: string, proofB64: string, form: 'original' | 'signature'): boolean | Promise<boolean>;
 }
 
+/**
+ * HMAC-SHA256 under raw key bytes (sign-in tickets, signin-tickets.ts). Optional: without it the core
+ * uses WebCrypto, whose every call costs about 40 µs in Node; the Node runtime passes node:crypto's.
+ */
+export type HmacSha256 = (key: Uint8Array, data: Uint8Array) => Uint8Array;
+
 export interface Clock {
   now(): number;
 }
@@ -143,8 +149,10 @@ export interface RelayDeps {
   crypto: KeyCrypto;
   clock: Clock;
   logger: RelayLogger;
-  /** HS256 secret for join tokens. */
+  /** HS256 secret for join tokens (and, through HKDF, the sign-in tickets' keys). */
   joinSecret: Uint8Array;
+  /** A synchronous HMAC-SHA256 (Node: node:crypto); default WebCrypto's. */
+  hmac?: HmacSha256;
   /** What `rpc/identify` on the bridge answers as `hostname`. */
   hostname: string;
   config?: RelayConfigOverrides;

@@ -24,8 +24,9 @@ import { hostEntry, Matcher } from './matching.ts';
 import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
 import { NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
 import { SignedInIndex } from './signed-in.ts';
+import { LastSeenThrottle } from './last-seen.ts';
 import { StoreRetention, type PruneMark } from './retention.ts';
-import type { Clock, KeyCrypto, KeyRecord, KeyStore, PeerKind, PeerSocket, RelayDeps, RelayLogger } from './ports.ts';
+import type { Clock, HmacSha256, KeyCrypto, KeyRecord, KeyStore, PeerKind, PeerSocket, RelayDeps, RelayLogger } from './ports.ts';
 import { isLoopback } from './addresses.ts';
 import { Directory } from './directory.ts';
 import { DIRECTORY_ROOM, SHARED_ROOM, type RoomName, type SessionIndex } from './rooms.ts';
@@ -41,6 +42,7 @@ export class Relay implements ApiHost {
   readonly clock: Clock;
   readonly logger: RelayLogger;
   readonly joinSecret: Uint8Array;
+  readonly hmac: HmacSha256 | undefined;
   readonly hostname: string;
   readonly retention: StoreRetention;
   /** Directory sockets and the hosts they are announced (directory.ts). */
@@ -51,6 +53,7 @@ export class Relay implements ApiHost {
   private readonly openByAddress = new Map<string, number>();
   private readonly byId = new Map<string, Peer>();
   private readonly signedInByKey = new SignedInIndex();
+  private readonly lastSeen = new LastSeenThrottle();
   private readonly matcher = new Matcher();
   private readonly api: BridgeApi;
   private readonly forwarder: Forwarder;
@@ -69,6 +72,7 @@ export class Relay implements ApiHost {
     this.clock = deps.clock;
     this.logger = deps.logger;
     this.joinSecret = deps.joinSecret;
+    this.hmac = deps.hmac;
     this.hostname = deps.hostname;
     this.persist = deps.persist ?? null;
     const now = this.clock.now();
@@ -373,6 +377,7 @@ export class Relay implements ApiHost {
   }
 
   private touch(keyId: string): void {
+    if (!this.lastSeen.due(keyId, this.clock.now())) return;
     this.store.touch(keyId, this.clock.now()).catch((err: unknown) => this.logger.warn({ err, keyId }, 'could not record last_seen_at'));
   }
 

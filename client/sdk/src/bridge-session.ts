@@ -4,9 +4,10 @@
  * (and the host names to reach for a password sign-in), then the bridge's announcements. The channel to
  * a host (bridge-transport.ts) and the host listing (`listBridgeHosts`) are built on it.
  *
- * States: connecting → identifying → (enrolling) → signing-in → listing → ready → closed. `ready`
+ * States: connecting → identifying → (enrolling) → signing-in → (listing) → ready → closed. `ready`
  * means the bridge has answered the key list with its first announcement, so `peers` is what this key
- * may reach now, not a list still on its way.
+ * may reach now, not a list still on its way (the list goes with stage 2; a bridge that does not take it
+ * there asks for it: `listing`).
  *
  * Runtime-neutral (WebCrypto only); the WebSocket constructor is passed in or taken from globalThis.
  */
@@ -14,8 +15,10 @@ import { md5Key, spkiDerFromPem, spkiPemFromDer } from '@hostadm/shared/crypto/i
 import { bridgeRequestOf } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { isReply, parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { ConnectionError, HostadmRequestError } from './errors.ts';
-import { privateKeyOf, signChallenge, textToBase64, type PrivateKeyMaterial } from './key-auth.ts';
+import { privateKeyOf, textToBase64, type PrivateKeyMaterial } from './key-auth.ts';
+import { signInToBridge, type BridgeTicketStore } from './bridge-signin.ts';
 import { DIRECTORY_ROOM, peerLabel, relayUrl, type AnnouncedPeer } from './bridge-hosts.ts';
+import { memoized } from './memo.ts';
 import type { CloseInfo } from './transport.ts';
 import { globalWebSocket, type WebSocketConstructor, type WebSocketLike } from './websocket.ts';
 
@@ -37,6 +40,10 @@ export interface BridgeSessionOptions {
   /** The hostname reported to the bridge's identify. Default `hostadm-sdk`. */
   clientHostname?: string;
   webSocket?: WebSocketConstructor;
+  /** Sign-in tickets (§2.3): sign in with a kept one instead of RSA, and keep the one a key sign-in gives. */
+  signInTickets?: BridgeTicketStore;
+  /** The bridge refused a kept ticket (the key sign-in follows): for logs and debug output. */
+  onSignInTicketRefused?: (message: string) => void;
 }
 
 export type BridgeSessionState = 'connecting' | 'identifying' | 'enrolling' | 'signing-in' | 'listing' | 'ready' | 'closed';
@@ -72,9 +79,13 @@ export function refusal(env: WireEnvelope, name: string): HostadmRequestError | 
 export async function clientKeyIds(key: BridgeSessionOptions['key']): Promise<{ publicPem: string; spkiPem: string; md5: string }> {
   const publicPem = key.certPem ?? key.publicPem;
   if (!publicPem) throw new ConnectionError('the bridge needs key.certPem or key.publicPem');
+  return keyIdsOf(publicPem);
+}
+
+const keyIdsOf = memoized(async (publicPem: string) => {
   const spkiPem = spkiPemFromDer(spkiDerFromPem(publicPem));
   return { publicPem, spkiPem, md5: await md5Key(spkiPem) };
-}
+});
 
 export class BridgeSession {
   readonly url: string;
@@ -262,8 +273,9 @@ export class BridgeSession {
     if (Array.isArray(ev.args.peers)) {
       this.binaryFrames = ev.args.binary_frames === true;
       this.peers = (ev.args.peers as unknown[]).filter((p): p is AnnouncedPeer => isRecord(p) && typeof p.id === 'string');
-      // The answer to our key list: from now on `peers` is what this key may reach.
-      if (this.state === 'listing' && this.settle) {
+      // The answer to our key list (asked for, or given with stage 2: then it comes while signing in, even
+      // before the sign-in reply's continuation ran): from now on `peers` is what this key may reach.
+      if ((this.state === 'listing' || this.state === 'signing-in') && this.settle) {
         this.state = 'ready';
         const { resolve } = this.settle;
         this.settle = null;
@@ -289,18 +301,17 @@ export class BridgeSession {
       this.options.onEnrolled?.();
     }
     this.state = 'signing-in';
-    const stage1 = await this.request('auth_ssl', '');
-    if (stage1.name !== 'response' || !isRecord(stage1.args) || typeof stage1.args.test_string !== 'string') {
-      throw new ConnectionError(`the bridge refused sign-in: ${errorText(stage1)}`, { cause: refusal(stage1, 'auth_ssl') });
-    }
-    const signature = await signChallenge(privateKeyOf(this.options.key), 'bridge-signin', stage1.args.test_string);
-    const stage2 = await this.request('auth_ssl', { signature });
-    if (stage2.name !== 'response') {
-      throw new ConnectionError(`the bridge refused the key ${this.md5}: ${errorText(stage2)} (enroll it once with a client join token: --join-file FILE)`, {
-        closeCode: 4401,
-        cause: refusal(stage2, 'auth_ssl'),
-      });
-    }
+    await signInToBridge({
+      request: (name, args) => this.request(name, args),
+      privateKey: privateKeyOf(this.options.key),
+      md5: this.md5,
+      bridge: relayUrl(this.options.bridgeUrl),
+      tickets: this.options.signInTickets ?? null,
+      onTicketRefused: this.options.onSignInTicketRefused,
+      keys: { md5_keys: [this.md5], ...(this.options.reach?.length ? { reach: [...this.options.reach] } : {}) },
+      errorText,
+      refusal: (env) => refusal(env, 'auth_ssl'),
+    });
     // The bridge now asks for the key list (onMessage answers it); `ready` follows its announcement.
   }
 

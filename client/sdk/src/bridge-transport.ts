@@ -10,7 +10,7 @@
  *
  * Runtime-neutral (WebCrypto only); the WebSocket constructor is passed in or taken from globalThis.
  */
-import { HandshakeError, hostKeyFingerprint, RESUMABLE_CHANNELS, type ClientTicket } from '@hostadm/shared/crypto/index.ts';
+import { HandshakeError, hostKeyFingerprint as fingerprintOf, RESUMABLE_CHANNELS, type ClientTicket } from '@hostadm/shared/crypto/index.ts';
 import { ConnectionError } from './errors.ts';
 import type { CloseInfo, Transport, TransportFactory, TransportHandlers } from './transport.ts';
 import { chooseHost, describeHost, DIRECTORY_ROOM, hostRoom, relayUrl, type BridgeHostSelector } from './bridge-hosts.ts';
@@ -18,9 +18,12 @@ import { ChannelHandshake } from './bridge-handshake.ts';
 import { BridgeSession, clientKeyIds, hostList, messageOf } from './bridge-session.ts';
 import type { WebSocketConstructor } from './websocket.ts';
 import { privateKeyOf, type PrivateKeyMaterial } from './key-auth.ts';
+import { memoryBridgeTicketStore, type BridgeTicketStore } from './bridge-signin.ts';
+import { memoized } from './memo.ts';
 
 export type { BridgeHostSelector } from './bridge-hosts.ts';
 export type { ClientTicket } from '@hostadm/shared/crypto/index.ts';
+export { memoryBridgeTicketStore, type BridgeSignInTicket, type BridgeTicketStore } from './bridge-signin.ts';
 
 /**
  * Where the resumption ticket for this host is kept between channels (docs/protocol.md "Resumption").
@@ -67,7 +70,18 @@ export interface BridgeTransportOptions {
    * they are kept in memory, so this factory's reconnects resume without RSA.
    */
   tickets?: TicketStore | false;
+  /**
+   * Bridge sign-in tickets (docs/bridge-protocol.md §2.3): a store to keep them in (across processes),
+   * or `false` for none. By default in memory, so this factory's later sessions with the bridge (the
+   * directory, a reconnect) sign in without RSA.
+   */
+  signInTickets?: BridgeTicketStore | false;
+  /** The bridge refused a kept sign-in ticket; the key sign-in follows (for logs and debug output). */
+  onSignInTicketRefused?: (message: string) => void;
 }
+
+/** The pinned key's fingerprint, needed twice per opening (its room, then the host among those announced). */
+const hostKeyFingerprint = memoized(fingerprintOf);
 
 export function bridgeTransport(options: BridgeTransportOptions): TransportFactory {
   const url = relayUrl(options.bridgeUrl);
@@ -78,6 +92,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
   let pinned = options.pinnedHostKey;
   let enrolled = options.joinToken === undefined;
   const tickets = options.tickets === false ? null : (options.tickets ?? memoryTicketStore());
+  const signInTickets = options.signInTickets === false ? undefined : (options.signInTickets ?? memoryBridgeTicketStore());
 
   return {
     description,
@@ -164,6 +179,8 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
         ...(reachName ? { reach: [reachName] } : {}),
         ...(options.clientHostname ? { clientHostname: options.clientHostname } : {}),
         ...(options.webSocket ? { webSocket: options.webSocket } : {}),
+        ...(signInTickets ? { signInTickets } : {}),
+        ...(options.onSignInTicketRefused ? { onSignInTicketRefused: options.onSignInTicketRefused } : {}),
       },
       { timeoutMs: Math.max(1, deadline - Date.now()), ...(signal ? { signal } : {}) },
     );

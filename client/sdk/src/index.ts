@@ -41,8 +41,8 @@ export type {
 export type { CloseInfo, Transport, TransportFactory, TransportHandlers } from './transport.ts';
 export { webSocketTransport } from './websocket.ts';
 export type { WebSocketConstructor, WebSocketLike, WebSocketTransportOptions } from './websocket.ts';
-export { bridgeTransport, memoryTicketStore, relayUrl } from './bridge-transport.ts';
-export type { BridgeHostSelector, BridgeTransportOptions, ClientTicket, TicketStore } from './bridge-transport.ts';
+export { bridgeTransport, memoryBridgeTicketStore, memoryTicketStore, relayUrl } from './bridge-transport.ts';
+export type { BridgeHostSelector, BridgeSignInTicket, BridgeTicketStore, BridgeTransportOptions, ClientTicket, TicketStore } from './bridge-transport.ts';
 export { BridgeSession, listBridgeHosts } from './bridge-session.ts';
 export type { BridgeHost, BridgeSessionOptions } from './bridge-session.ts';
 export { signChallenge, textToBase64 } from './key-auth.ts';

@@ -11,6 +11,7 @@
  * hsc2's under its own labels) are built in transcript.ts; they are listed here so that the label
  * table is complete.
  */
+import { BST1_LABELS } from './bridge-ticket.ts';
 import { LABEL_CLIENT_SIG, LABEL_HOST_SIG, LABEL_HSC2_CLIENT_SIG, LABEL_HSC2_HOST_SIG, LABEL_RESUME_HOST_SIG, TEST_STRING_PATTERN } from './transcript.ts';
 
 /** The labels of the `signature` form, one per purpose. */
@@ -25,9 +26,13 @@ export const SIGNATURE_LABELS = {
 
 export type SignaturePurpose = keyof typeof SIGNATURE_LABELS;
 
-/** Every label any hostadm key signs under, the channel's included (checked prefix-free by the tests). */
+/**
+ * Every label any hostadm key signs under, the channel's included, and the label a bridge sign-in
+ * ticket's secret MACs under (bridge-ticket.ts): checked prefix-free by the tests.
+ */
 export const ALL_SIGNATURE_LABELS: readonly string[] = [
   ...Object.values(SIGNATURE_LABELS),
+  BST1_LABELS.signin,
   LABEL_HOST_SIG,
   LABEL_CLIENT_SIG,
   LABEL_HSC2_HOST_SIG,

@@ -4,7 +4,7 @@
  * files D1 applies). Bound parameters only (Drizzle's query builder); the driver is synchronous, the
  * port is not.
  */
-import { and, asc, eq, gt, gte, inArray, isNull, lt, or } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import { openSqlite, type SqliteDb } from '@hostadm/shared/node/sqlite.ts';
 import { tightenPrivateTree } from '@hostadm/shared/node/private-files.ts';
 import { join } from 'node:path';
@@ -23,6 +23,8 @@ export class SqliteKeyStore implements KeyStore {
   private readonly closeDb: () => void;
   /** Paths under the data directory whose modes were wider than 0700/0600 and were tightened on open. */
   readonly tightened: string[];
+  /** Every sign-in reads its key by md5_key: prepared once rather than built and prepared per call. */
+  private readonly keyByMd5;
 
   /** Opens (creating and migrating) `<dataDir>/bridge.db`. */
   constructor(dataDir: string) {
@@ -32,6 +34,11 @@ export class SqliteKeyStore implements KeyStore {
     const { db, close } = openSqlite(join(dataDir, 'bridge.db'), { schema, migrationsFolder: MIGRATIONS });
     this.db = db;
     this.closeDb = close;
+    this.keyByMd5 = db
+      .select()
+      .from(bridgeKeys)
+      .where(eq(bridgeKeys.md5Key, sql.placeholder('md5')))
+      .prepare();
   }
 
   close(): void {
@@ -39,7 +46,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async getByMd5(md5Key: string): Promise<KeyRecord | null> {
-    const row = this.db.select().from(bridgeKeys).where(eq(bridgeKeys.md5Key, md5Key)).get();
+    const row = this.keyByMd5.get({ md5: md5Key });
     return row ? keyRecordOf(row) : null;
   }
 

@@ -9,7 +9,7 @@ import type { ConnectionOptions } from '../client-commands.ts';
 import { certPathFor, isEnrolled, keyPaths, loadConfig, loadKnownHosts, knownHostEntry, markEnrolled, normalizeBridgeUrl } from '../lib/config.ts';
 import { runCommand, usageError } from '../lib/exit.ts';
 import { printJson, printTable } from '../lib/output.ts';
-import { joinTokenFrom } from '../lib/session.ts';
+import { bridgeSignInTickets, joinTokenFrom } from '../lib/session.ts';
 import { listBridgeHosts, NodeWebSocket } from '../../../sdk/src/node.ts';
 import { md5OfCert } from './keys.ts';
 
@@ -33,6 +33,7 @@ export async function runHosts(opts: ConnectionOptions & { json?: boolean; join?
       key: { privatePem: readFileSync(keyPath, 'utf8'), certPem },
       ...(joinToken !== undefined ? { joinToken } : {}),
       onEnrolled: () => markEnrolled(bridge, md5),
+      ...bridgeSignInTickets(bridge, md5),
       ...(reach && !reach.startsWith('SHA256:') ? { reach: [reach] } : {}),
       timeoutMs: (opts.timeout ?? 10) * 1000,
       webSocket: NodeWebSocket,

@@ -3,6 +3,7 @@
  *   config.json        profiles and the default profile
  *   tokens/<key>.json  cached session tokens, one per profile (mode 0600)
  *   tickets/<key>.json the resumption ticket of a bridge profile's host, with its secret (mode 0600)
+ *   tickets/bridge-<hash>.json  the sign-in ticket a bridge gave a key, with its secret (mode 0600)
  *   keys/<name>.key    private keys (PKCS#8 PEM, mode 0600) and keys/<name>.crt their certificates
  *   known_hosts.json   host keys pinned per bridge and host (`<bridge> <host>` → key and fingerprint)
  *   enrolled.json      which keys (md5_key) each bridge has enrolled, so a join token is spent once
@@ -14,6 +15,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { usageError } from './exit.ts';
 import type { ClientTicket } from '@hostadm/shared/crypto/resumption.ts';
+import type { BridgeSignInTicket } from '@hostadm/shared/crypto/bridge-ticket.ts';
 
 export interface Profile {
   /** `ws://host:port` or `wss://host:port` of the agent (direct); absent for a bridge profile. */
@@ -144,6 +146,36 @@ export function writeTicket(key: string, ticket: ClientTicket): void {
 
 export function deleteTicket(key: string): void {
   rmSync(ticketPath(key), { force: true });
+}
+
+/**
+ * One sign-in ticket per bridge and key (docs/bridge-protocol.md §2.3): every profile that reaches
+ * hosts through that bridge with that key signs in with it instead of RSA, until it expires. Named by
+ * a hash of the bridge's URL and the key's md5_key, so no profile name can collide with it.
+ */
+const bridgeTicketPath = (bridgeUrl: string, md5: string) =>
+  join(configDir(), 'tickets', `bridge-${createHash('sha256').update(`${bridgeUrl}\n${md5}`).digest('hex').slice(0, 24)}.json`);
+
+export function readBridgeTicket(bridgeUrl: string, md5: string): BridgeSignInTicket | undefined {
+  const path = bridgeTicketPath(bridgeUrl, md5);
+  if (!existsSync(path)) return undefined;
+  try {
+    const t = JSON.parse(readFileSync(path, 'utf8')) as Partial<BridgeSignInTicket>;
+    const strings = [t.ticket, t.secret, t.md5Key, t.bridge].every((v) => typeof v === 'string');
+    // A damaged file is only a lost ticket: the key sign-in follows.
+    return strings && typeof t.expiresAt === 'number' ? (t as BridgeSignInTicket) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeBridgeTicket(bridgeUrl: string, md5: string, ticket: BridgeSignInTicket): void {
+  ensureDir(join(ensureDir(configDir()), 'tickets'));
+  writePrivateFile(bridgeTicketPath(bridgeUrl, md5), `${JSON.stringify(ticket)}\n`);
+}
+
+export function deleteBridgeTicket(bridgeUrl: string, md5: string): void {
+  rmSync(bridgeTicketPath(bridgeUrl, md5), { force: true });
 }
 
 // ------------------------------------------------------------------ keys

@@ -11,13 +11,22 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { HandshakeError } from '@hostadm/shared/crypto/index.ts';
-import { bridgeTransport, connect, NodeWebSocket, type AuthMethod, type HostadmClient, type TransportFactory } from '../../../sdk/src/node.ts';
+import {
+  bridgeTransport,
+  connect,
+  NodeWebSocket,
+  type AuthMethod,
+  type BridgeTicketStore,
+  type HostadmClient,
+  type TransportFactory,
+} from '../../../sdk/src/node.ts';
 import { HostadmRequestError, KeyNotRegisteredError } from '../../../sdk/src/errors.ts';
 import { createHash, createPublicKey } from 'node:crypto';
 import { CliError, EXIT, usageError } from './exit.ts';
 import {
   certPathFor,
   configDir,
+  deleteBridgeTicket,
   deleteTicket,
   deleteToken,
   isEnrolled,
@@ -28,9 +37,11 @@ import {
   normalizeBridgeUrl,
   loadKnownHosts,
   pinHostKey,
+  readBridgeTicket,
   readTicket,
   readToken,
   tokenKey,
+  writeBridgeTicket,
   writeTicket,
   writeToken,
   type Profile,
@@ -246,6 +257,21 @@ export function joinTokenFrom(flags: { join?: string; joinFile?: string }): stri
   return flags.join ?? process.env.HOSTADM_JOIN_TOKEN;
 }
 
+/**
+ * The bridge's own sign-in (docs/bridge-protocol.md §2.3): the ticket a key sign-in left in a 0600
+ * file is presented by the next command instead of an RSA signature; a refused one is said on stderr
+ * and the key sign-in follows.
+ */
+export function bridgeSignInTickets(bridgeUrl: string, md5: string): { signInTickets: BridgeTicketStore; onSignInTicketRefused: (message: string) => void } {
+  return {
+    signInTickets: {
+      load: () => readBridgeTicket(bridgeUrl, md5),
+      save: (ticket) => (ticket ? writeBridgeTicket(bridgeUrl, md5, ticket) : deleteBridgeTicket(bridgeUrl, md5)),
+    },
+    onSignInTicketRefused: (message) => process.stderr.write(`hostadm: ${message}\n`),
+  };
+}
+
 /** The HandshakeError behind a host-key mismatch, anywhere in the cause chain. */
 function hostKeyMismatch(err: unknown): { pinned: string; presented: string } | null {
   for (let e: unknown = err, i = 0; e instanceof Error && i < 5; e = e.cause, i++) {
@@ -282,6 +308,7 @@ async function bridgeFactory(target: Target, flags: ConnectionFlags): Promise<Tr
       load: () => readTicket(target.tokenKey),
       save: (ticket) => (ticket ? writeTicket(target.tokenKey, ticket) : deleteTicket(target.tokenKey)),
     },
+    ...bridgeSignInTickets(bridge.url, keyMd5),
     onHostKey: async (fingerprint, hostKey) => {
       let accepted = false;
       if (expected !== undefined) {

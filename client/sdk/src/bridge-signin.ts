@@ -1,0 +1,109 @@
+/**
+ * Signing a bridge session in (docs/bridge-protocol.md §2.3): with a sign-in ticket this bridge gave the
+ * key earlier (no RSA: an HMAC over the bridge's fresh test string, shared/src/crypto/bridge-ticket.ts),
+ * else with the key, asking for a ticket for the next time. Stage 2 carries the key list too, so the
+ * bridge announces at once instead of asking for it (§2.4). A ticket the bridge refuses (expired, the
+ * key revoked, the bridge's secret changed) is forgotten, reported through `onTicketRefused`, and the
+ * key sign-in follows on the same connection: a refused ticket never fails the session by itself.
+ *
+ * Runtime-neutral (WebCrypto only).
+ */
+import { bridgeTicketFrom, bridgeTicketProof, bridgeTicketUsable, type BridgeSignInTicket } from '@hostadm/shared/crypto/bridge-ticket.ts';
+import type { WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { ConnectionError } from './errors.ts';
+import { signChallenge, type WebCryptoClientKey } from './key-auth.ts';
+
+export type { BridgeSignInTicket } from '@hostadm/shared/crypto/bridge-ticket.ts';
+
+/**
+ * Where a bridge sign-in ticket is kept between sessions. It holds a secret: keep it where only the
+ * user can read it (the CLI: a 0600 file beside the channel tickets).
+ */
+export interface BridgeTicketStore {
+  load(): BridgeSignInTicket | undefined;
+  /** `undefined`: forget the ticket (refused or expired). */
+  save(ticket: BridgeSignInTicket | undefined): void;
+}
+
+/** A ticket kept in memory: later sessions of the same factory sign in without RSA. */
+export function memoryBridgeTicketStore(): BridgeTicketStore {
+  let kept: BridgeSignInTicket | undefined;
+  return { load: () => kept, save: (ticket) => void (kept = ticket) };
+}
+
+export interface BridgeSignInContext {
+  /** Sends an `rpc` call to the bridge and resolves with its reply. */
+  request(name: string, args: unknown): Promise<WireEnvelope>;
+  privateKey: string | WebCryptoClientKey;
+  md5: string;
+  /** The bridge's `/relay` URL without a room: what a ticket is bound to on the client's side. */
+  bridge: string;
+  tickets: BridgeTicketStore | null;
+  onTicketRefused: ((message: string) => void) | undefined;
+  /** The key list, sent with stage 2 so the bridge need not ask for it (list_ssl_checksums). */
+  keys: { md5_keys: string[]; reach?: string[] };
+  errorText(env: WireEnvelope): string;
+  refusal(env: WireEnvelope): Error | undefined;
+}
+
+/** Both stages of `auth_ssl`; resolves once the bridge accepted, throws a ConnectionError when it did not. */
+export async function signInToBridge(ctx: BridgeSignInContext): Promise<void> {
+  const kept = ctx.tickets?.load();
+  if (kept && bridgeTicketUsable(kept, ctx.bridge, ctx.md5, Date.now())) {
+    const refused = await withTicket(ctx, kept);
+    if (refused === null) return;
+    ctx.tickets?.save(undefined);
+    ctx.onTicketRefused?.(`the bridge refused the sign-in ticket (${refused}); signing in with the key`);
+  } else if (kept && kept.bridge === ctx.bridge && kept.md5Key === ctx.md5) ctx.tickets?.save(undefined);
+  await withKey(ctx);
+}
+
+/** null when the ticket signed the session in; else why the bridge refused it. */
+async function withTicket(ctx: BridgeSignInContext, ticket: BridgeSignInTicket): Promise<string | null> {
+  const testString = await stage1(ctx);
+  const reply = await ctx.request('auth_ssl', { ticket: ticket.ticket, mac: await bridgeTicketProof(ticket, testString), keys: ctx.keys });
+  if (reply.name === 'response') return null;
+  // Blocked: the key would be refused as well (and the bridge closes the connection).
+  if (codeOf(reply) === 429) throw refused(ctx, reply, 'the bridge refused sign-in', { closeCode: 4401 });
+  return ctx.errorText(reply);
+}
+
+async function withKey(ctx: BridgeSignInContext): Promise<void> {
+  const testString = await stage1(ctx);
+  const signature = await signChallenge(ctx.privateKey, 'bridge-signin', testString);
+  let reply = await ctx.request('auth_ssl', { signature, keys: ctx.keys, ...(ctx.tickets ? { want_ticket: true } : {}) });
+  // A bridge from before tickets and listed keys refuses the fields (400) before it looks at the test
+  // string: the same signature again without them (that bridge then asks for the key list).
+  if (reply.name !== 'response' && codeOf(reply) === 400) reply = await ctx.request('auth_ssl', { signature });
+  if (reply.name !== 'response') {
+    throw refused(ctx, reply, `the bridge refused the key ${ctx.md5}`, {
+      closeCode: 4401,
+      hint: ' (enroll it once with a client join token: --join-file FILE)',
+    });
+  }
+  const ticket = bridgeTicketFrom(reply.args, { md5Key: ctx.md5, bridge: ctx.bridge, now: Date.now() });
+  if (ticket) ctx.tickets?.save(ticket);
+}
+
+/** Stage 1 pinned to this key (the bridge then checks that key alone); the test string. */
+async function stage1(ctx: BridgeSignInContext): Promise<string> {
+  const reply = await ctx.request('auth_ssl', { action: 'auth_ssl', md5_key: ctx.md5 });
+  const args = reply.args as { test_string?: unknown } | null;
+  if (reply.name !== 'response' || typeof args !== 'object' || args === null || typeof args.test_string !== 'string') {
+    throw refused(ctx, reply, 'the bridge refused sign-in');
+  }
+  return args.test_string;
+}
+
+function codeOf(env: WireEnvelope): number | undefined {
+  const code = (env.args as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+function refused(ctx: BridgeSignInContext, reply: WireEnvelope, what: string, how: { closeCode?: number; hint?: string } = {}): ConnectionError {
+  const cause = ctx.refusal(reply);
+  return new ConnectionError(`${what}: ${ctx.errorText(reply)}${how.hint ?? ''}`, {
+    ...(how.closeCode !== undefined ? { closeCode: how.closeCode } : {}),
+    ...(cause ? { cause } : {}),
+  });
+}
