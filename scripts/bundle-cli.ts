@@ -8,24 +8,33 @@
  * What stays out of the bundle, loaded file by file from the installed packages as before:
  * - the commands that run a server (`agent`, `agent keys`, `bridge`, `up`) and what they import: the
  *   agent, the bridge and the console packages and pino. A bundle would give them a second copy of
- *   zod and the shared code beside the agent's own, in the processes that stay up;
- * - ws's optional native speed-ups (bufferutil, utf-8-validate), which load by file.
+ *   zod and the shared code beside the agent's own, in the processes that stay up.
+ * ws's optional native speed-ups (bufferutil, utf-8-validate) are left out (NATIVE_SPEEDUPS says why).
  * The same two module resolutions as main.cts's hook apply here, at build time: zod's locale index is
- * English alone, and the node:https, node:tls and node:child_process imports of ws and commander get a
- * stand-in that loads the module on first use.
+ * English alone, and the node:https, node:tls, node:zlib and node:child_process imports of ws and
+ * commander get a stand-in that loads the module on first use.
  */
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 
 /** Client commands that run a server: imported by their installed path (`@hostadm/client/cli/src/commands/<name>.js`). */
 const SERVER_COMMANDS = new Set(['agent', 'agent-keys', 'bridge', 'bridge-admin', 'up']);
 /** Packages that only those commands use. */
-const EXTERNAL_PACKAGES = /^(@hostadm\/(agent|bridge|console)(\/|$)|pino(\/|$)|bufferutil$|utf-8-validate$)/;
+const EXTERNAL_PACKAGES = /^(@hostadm\/(agent|bridge|console)(\/|$)|pino(\/|$))/;
+/**
+ * ws's optional native speed-ups, which a client command does without: loading bufferutil (node-gyp-build
+ * searching for the addon, then dlopen) costs a bridged call ~2.5 ms of CPU, and masks a few hundred
+ * bytes per message no faster than ws's JavaScript does. ws loads each in a try/catch and falls back
+ * when it throws. The commands that run a server load ws from the installed packages, with them.
+ */
+const NATIVE_SPEEDUPS = /^(bufferutil|utf-8-validate)$/;
 /** As in main.cts: built-in modules imported by ws and commander that a client command rarely uses. */
 const DEFERRED_BUILTINS: Record<string, RegExp> = {
   https: /[\\/]node_modules[\\/]ws[\\/]lib[\\/]/,
   tls: /[\\/]node_modules[\\/]ws[\\/]lib[\\/]/,
+  zlib: /[\\/]node_modules[\\/]ws[\\/]lib[\\/]/,
   child_process: /[\\/]node_modules[\\/]commander[\\/]lib[\\/]/,
 };
 
@@ -39,7 +48,12 @@ function cliResolution(version: string): Plugin {
         return { path: `@hostadm/client/cli/src/commands/${name}.js`, external: true };
       });
       b.onResolve({ filter: EXTERNAL_PACKAGES }, (args) => ({ path: args.path, external: true }));
-      b.onResolve({ filter: /^(node:)?(https|tls|child_process)$/ }, (args) => {
+      b.onResolve({ filter: NATIVE_SPEEDUPS }, (args) => ({ path: args.path, namespace: 'not-bundled' }));
+      b.onLoad({ filter: /.*/, namespace: 'not-bundled' }, (args) => ({
+        contents: `throw new Error(${JSON.stringify(`${args.path} is left out of the hostadm CLI bundle (ws works without it)`)});`,
+        loader: 'js',
+      }));
+      b.onResolve({ filter: /^(node:)?(https|tls|zlib|child_process)$/ }, (args) => {
         const builtin = args.path.replace(/^node:/, '');
         return DEFERRED_BUILTINS[builtin]?.test(args.importer) ? { path: builtin, namespace: 'deferred-builtin' } : undefined;
       });
@@ -84,4 +98,39 @@ export async function bundleCli(root: string, stagedClient: string): Promise<voi
     legalComments: 'none',
   });
   if (result.errors.length > 0) throw new Error('bundling the CLI failed');
+  await bundleCall(root, stagedClient, version);
+}
+
+/**
+ * `hostadm call` by itself, as one CommonJS file (`cli/src/call.cjs`) that main.cjs runs through
+ * lib/call-bundle.cts: no ES module loader, one file to read, and a V8 code cache made after the call
+ * ran, which the content hash on its first line names. ASCII only (comments dropped, other characters
+ * escaped), so it is read as latin1 and V8 keeps it as a one-byte string: no UTF-8 decoding of ~1 MB.
+ */
+async function bundleCall(root: string, stagedClient: string, version: string): Promise<void> {
+  const result = await build({
+    entryPoints: [join(root, 'client/cli/src/call-program.ts')],
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node22.16',
+    charset: 'ascii',
+    minifyWhitespace: true,
+    write: false,
+    outfile: join(stagedClient, 'cli/src/call.cjs'),
+    plugins: [cliResolution(version)],
+    logLevel: 'warning',
+    legalComments: 'none',
+  });
+  const text = result.outputFiles[0]?.text;
+  if (result.errors.length > 0 || text === undefined) throw new Error('bundling hostadm call failed');
+  // esbuild escapes strings but leaves regular expression literals as written (`[’]`): \uXXXX means the
+  // same there, in strings and in identifiers (an astral character as its surrogate pair, as /u reads it).
+  const code = Buffer.from(
+    text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+    'latin1',
+  );
+  if (code.some((byte) => byte > 0x7f)) throw new Error('the hostadm call bundle is not ASCII: lib/call-bundle.cts reads it as latin1');
+  const id = createHash('sha256').update(code).digest('hex').slice(0, 32);
+  writeFileSync(join(stagedClient, 'cli/src/call.cjs'), Buffer.concat([Buffer.from(`/* hostadm-call-bundle ${id} */\n`), code]));
 }

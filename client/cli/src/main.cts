@@ -19,7 +19,7 @@ if (nodeMajor < 22 || (nodeMajor === 22 && nodeMinor < 16)) {
   process.exit(1);
 }
 
-const { readFileSync } = require('node:fs') as typeof import('node:fs');
+const { existsSync, readFileSync } = require('node:fs') as typeof import('node:fs');
 const { registerHooks } = require('node:module') as typeof import('node:module');
 const { join } = require('node:path') as typeof import('node:path');
 
@@ -37,8 +37,9 @@ function packageVersion(): string {
  *   (every call does) would load them all: about 16 ms of CPU per command on our machines. hostadm
  *   writes its own messages (shared/src/protocol/plain-issues.ts) and zod itself only ever uses
  *   English, so the CLI resolves that index to English alone.
- * - `ws` loads node:https and node:tls, and commander node:child_process, when they load, although a
- *   ws:// connection never uses the first two and hostadm has no executable subcommands for the third:
+ * - `ws` loads node:https, node:tls and node:zlib, and commander node:child_process, when they load,
+ *   although a ws:// connection never uses the first two, zlib only if permessage-deflate is agreed
+ *   (hostadm's servers do not agree to it) and hostadm has no executable subcommands for the last:
  *   about 25 ms of CPU per command together. Those imports get a stand-in that loads the real module
  *   the first time one of its members is read (a wss:// connection, a spawn).
  * The agent and the bridge, when this CLI runs them, get the same stand-ins, which cost nothing once loaded.
@@ -46,6 +47,7 @@ function packageVersion(): string {
 const DEFERRED_BUILTINS: Record<string, RegExp> = {
   https: /\/node_modules\/ws\/lib\//,
   tls: /\/node_modules\/ws\/lib\//,
+  zlib: /\/node_modules\/ws\/lib\//,
   child_process: /\/node_modules\/commander\/lib\//,
 };
 const DEFERRED_SCHEME = 'hostadm-deferred-builtin:';
@@ -77,12 +79,30 @@ interface ControlClient {
   callThroughSession(callArgv: string[], ownProcess: () => void): void;
 }
 
+interface CallBundleLoader {
+  runCallBundle(bundle: string, argv: readonly string[]): void;
+}
+
 function runProgram(): void {
   quickerModuleResolution();
   import('./program.ts').catch((error: unknown) => {
     console.error(error);
     process.exitCode = 1;
   });
+}
+
+/**
+ * `hostadm call` in the npm package runs from one CommonJS bundle (scripts/bundle-cli.ts) with a code
+ * cache of its own (lib/call-bundle.cts): no ES module loader, no module hook (the bundle has the same
+ * resolutions built in), one file. In a checkout (the TypeScript sources) it goes through program.ts.
+ */
+function runCall(): void {
+  const bundle = join(__dirname, 'call.cjs');
+  if (__filename.endsWith('.cjs') && existsSync(bundle)) {
+    (require(join(__dirname, 'lib', 'call-bundle.cjs')) as CallBundleLoader).runCallBundle(bundle, process.argv);
+  } else {
+    runProgram();
+  }
 }
 
 const args = process.argv.slice(2);
@@ -92,7 +112,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // A persisted session (lib/control-session.ts) answers before commander, zod and the SDK load.
   // The sources in a checkout, compiled JavaScript in the npm package: the same file either way.
   const controlClient = join(__dirname, 'lib', __filename.endsWith('.cts') ? 'control-client.cts' : 'control-client.cjs');
-  (require(controlClient) as ControlClient).callThroughSession(args.slice(1), runProgram);
+  (require(controlClient) as ControlClient).callThroughSession(args.slice(1), runCall);
+} else if (args[0] === 'call') {
+  runCall();
 } else {
   runProgram();
 }

@@ -4,14 +4,12 @@
  * most, defines only itself: the other definitions (the agent's and the bridge's options, every client
  * command, completion) cost about 5 ms of CPU per command to build (test/bench/cli-start).
  */
-import { Command, InvalidArgumentError } from 'commander';
-import { configureProgram, registerCallCommand, registerClientCommands } from './client-commands.ts';
+import { InvalidArgumentError } from 'commander';
+import { registerClientCommands } from './client-commands.ts';
+import { newProgram, runCallProgram } from './call-program.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 
-const program = new Command()
-  .name('hostadm')
-  .description('Administer hosts remotely: run an agent, relay through a bridge, call any action')
-  .showHelpAfterError();
+const program = newProgram();
 
 /** `hostadm agent` (and `agent keys`) and `hostadm bridge`: definitions only; their code loads when one runs. */
 async function registerServerCommands(): Promise<void> {
@@ -110,12 +108,10 @@ function parsePositiveInt(value: string): number {
 }
 
 if (process.argv[2] === 'call') {
-  configureProgram(program);
-  registerCallCommand(program);
+  await runCallProgram(process.argv);
 } else {
   await registerServerCommands();
   registerClientCommands(program);
   program.addCommand((await import('./commands/completion.ts')).completionCommand(program));
+  await program.parseAsync(process.argv);
 }
-
-await program.parseAsync(process.argv);

@@ -9,7 +9,6 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline/promises';
 import { HandshakeError } from '@hostadm/shared/crypto/index.ts';
 import {
   bridgeTransport,
@@ -320,6 +319,8 @@ async function bridgeFactory(target: Target, flags: ConnectionFlags): Promise<Tr
         process.stderr.write(
           `The host ${bridge.host} behind ${bridge.url} presents the host key\n  ${fingerprint}\nCompare it with the fingerprint the agent printed at start.\n`,
         );
+        // Loaded here, on a terminal's first contact only: readline is five modules every command would load.
+        const { createInterface } = await import('node:readline/promises');
         const rl = createInterface({ input: process.stdin, output: process.stderr });
         try {
           accepted = /^y(es)?$/i.test((await rl.question('Trust this host key and pin it? (y/N) ')).trim());

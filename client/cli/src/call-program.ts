@@ -1,0 +1,19 @@
+/**
+ * The root `hostadm` command, and `hostadm call` alone: the program with only the call command
+ * defined (program.ts uses it for `call`). In the npm package it is also bundled by itself into one
+ * CommonJS file, `cli/src/call.cjs` (scripts/bundle-cli.ts), that main.cjs runs without Node's ES
+ * module loader (lib/call-bundle.cts).
+ */
+import { Command } from 'commander';
+import { configureProgram, registerCallCommand } from './client-commands.ts';
+
+export function newProgram(): Command {
+  return new Command().name('hostadm').description('Administer hosts remotely: run an agent, relay through a bridge, call any action').showHelpAfterError();
+}
+
+export async function runCallProgram(argv: readonly string[]): Promise<void> {
+  const program = newProgram();
+  configureProgram(program);
+  registerCallCommand(program);
+  await program.parseAsync([...argv]);
+}
