@@ -41,21 +41,19 @@ import {
   roleEchoServer,
   roleMinimalRelay,
   launcherV8Flags,
-  clientChannel,
-  echoAgentChannel,
   makeKey,
   measure,
   median,
   memory,
   open,
   plainLink,
-  secureLink,
   spawnRole,
   WINDOW_MS,
   type Cell,
   type Child,
   type Link,
 } from './relay-helpers.ts';
+import { clientChannel, echoAgentChannel, secureLink } from './channel-helpers.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const INFLIGHT = Number(process.env.BENCH_INFLIGHT ?? 64);
