@@ -2,9 +2,11 @@
  * The secure channel over the relay, for relay.bench.ts: the client's and the echo agent's sides of
  * the handshake through the bridge, and the link that seals every payload (relay-helpers.ts measures it).
  */
+import { createCipheriv, createDecipheriv, createSecretKey } from 'node:crypto';
 import type WebSocket from 'ws';
 import { answerClientHandshake, generateHostKey, startClientHandshake, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
-import { tagged, type Key, type Link } from './relay-helpers.ts';
+import { formatRatio, reportTarget, summarize } from './ab-pairs.ts';
+import { median, tagged, type Cell, type Key, type Link } from './relay-helpers.ts';
 
 /**
  * Relay frames whose body is the payload (`size` bytes of plaintext) sealed with `channel`, as the
@@ -151,4 +153,90 @@ export async function echoAgentChannel(ws: WebSocket, clientSpkiPem: string): Pr
     void opened.then((plain) => ch.seal(plain)).then((frame) => ws.send(head + frame), failed);
   });
   return host.publicRaw;
+}
+
+// ---------------------------------------------------------------- control: bare AES-GCM, no channel
+
+/**
+ * The floor under any AES-GCM channel on node:crypto: each frame's body encrypted (by its sender) and
+ * decrypted (by its receiver) with one bare createCipheriv / createDecipheriv call, a fixed key and
+ * nonce, no sequence, no checks, no text decoding: a cost control, not a channel (never use it so).
+ */
+const CONTROL_KEY = createSecretKey(Buffer.alloc(32, 7));
+const CONTROL_IV = Buffer.alloc(12);
+const CONTROL_AAD = Buffer.alloc(43, 1);
+
+function controlSeal(head: Buffer, plain: string | Buffer): Buffer {
+  const c = createCipheriv('aes-256-gcm', CONTROL_KEY, CONTROL_IV, { authTagLength: 16 });
+  c.setAAD(CONTROL_AAD);
+  const ct = typeof plain === 'string' ? c.update(plain, 'utf8') : c.update(plain);
+  c.final();
+  return Buffer.concat([head, ct, c.getAuthTag()]);
+}
+
+function controlOpen(sealed: Buffer): Buffer {
+  const d = createDecipheriv('aes-256-gcm', CONTROL_KEY, CONTROL_IV, { authTagLength: 16 });
+  d.setAAD(CONTROL_AAD);
+  d.setAuthTag(sealed.subarray(sealed.length - 16));
+  const plain = d.update(sealed.subarray(0, sealed.length - 16));
+  d.final();
+  return plain;
+}
+
+/** The control's load side: binary frames `<dest>\n` ‖ ciphertext ‖ tag, each echo decrypted. */
+export function bareGcmLink(ws: WebSocket, dest: string, size: number): Link {
+  const filler = 'x'.repeat(size);
+  const head = Buffer.from(`${dest}\n`);
+  return {
+    send: (s) => ws.send(controlSeal(head, tagged(s, filler)), { binary: true }),
+    listen(onEcho) {
+      const onMessage = (data: Buffer, isBinary: boolean) => {
+        if (!isBinary) return;
+        onEcho(Number.parseInt(controlOpen(data.subarray(data.indexOf(10) + 1)).toString('latin1', 0, 12), 10));
+      };
+      ws.on('message', onMessage);
+      return () => ws.off('message', onMessage);
+    },
+  };
+}
+
+/** The control's far end on a signed-in agent socket: decrypts each frame and sends it back encrypted. */
+export function bareGcmEcho(ws: WebSocket): void {
+  ws.on('message', (d: Buffer, isBinary: boolean) => {
+    if (!isBinary) return; // the bridge's own envelopes
+    const nl = d.indexOf(10);
+    ws.send(controlSeal(d.subarray(0, nl + 1), controlOpen(d.subarray(nl + 1))), { binary: true });
+  });
+}
+
+// ---------------------------------------------------------------- the channel's cost in CPU
+
+/**
+ * bridge+hsc2 against the plain bridge in CPU: a round trip's CPU in all three processes (load
+ * client, bridge, far end), per round; plain / secure is how many secure round trips a CPU-second
+ * carries per plain one. On a shared 2-core machine other processes' load moves msg/s far more than
+ * it moves CPU. The bare AES-GCM control (◊) shows the floor node:crypto sets under any such channel.
+ */
+export function reportChannelCpu(results: Map<string, Cell[]>, sizes: number[], inflight: number): void {
+  const roundTripCpu = (c: Cell) => c.cpuPerFrame * 2 + c.clientCpuPerMsg + c.farCpuPerMsg;
+  const parts = (cells: Cell[]) =>
+    [median(cells.map((c) => c.clientCpuPerMsg)), median(cells.map((c) => c.cpuPerFrame * 2)), median(cells.map((c) => c.farCpuPerMsg))]
+      .map((x) => x.toFixed(1))
+      .join(' + ');
+  for (const size of sizes) {
+    const label = size >= 1024 ? `${size / 1024} KiB` : `${size} B`;
+    const [plain, secure, control] = ['bridge', 'bridge+hsc2‡', 'bridge+gcm◊'].map((path) => results.get(`${path}|${size}|${inflight}`)!) as [
+      Cell[],
+      Cell[],
+      Cell[],
+    ];
+    const ratio = (a: Cell[], b: Cell[]) => summarize(a.map((cell, round) => roundTripCpu(cell) / roundTripCpu(b[round]!)));
+    console.log(
+      `CPU per round trip at ${label} × ${inflight} (client + bridge + far end, µs, medians): bridge ${parts(plain)}, bridge+hsc2 ${parts(secure)}, control◊ ${parts(control)}`,
+    );
+    reportTarget(`Channel: bridge+hsc2 vs bridge, round trips per CPU-second at ${label} × ${inflight}`, ratio(plain, secure), 0.7, 'at-least');
+    console.log(
+      `  ◊ control, bare AES-GCM per frame (4 node:crypto calls per round trip, no channel): vs bridge ${formatRatio(ratio(plain, control))}; bridge+hsc2 vs the control ${formatRatio(ratio(control, secure))}`,
+    );
+  }
 }
