@@ -41,21 +41,19 @@ import {
   roleEchoServer,
   roleMinimalRelay,
   launcherV8Flags,
-  clientChannel,
-  echoAgentChannel,
   makeKey,
   measure,
   median,
   memory,
   open,
   plainLink,
-  secureLink,
   spawnRole,
   WINDOW_MS,
   type Cell,
   type Child,
   type Link,
 } from './relay-helpers.ts';
+import { bareGcmEcho, bareGcmLink, clientChannel, echoAgentChannel, reportChannelCpu, secureLink } from './channel-helpers.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const INFLIGHT = Number(process.env.BENCH_INFLIGHT ?? 64);
@@ -98,9 +96,17 @@ async function roleBridge(): Promise<void> {
   toParent({ url: bridge.url });
 }
 
-/** The far end: echoes every relay frame back unchanged. On the bridge it signs in as an agent first. */
-async function roleEchoPeer(url: string, token?: string, clientMd5?: string): Promise<void> {
+/**
+ * The far end: echoes every relay frame back unchanged. On the bridge it signs in as an agent first.
+ * `gcm`: the bare AES-GCM control's far end instead (channel-helpers.ts).
+ */
+async function roleEchoPeer(url: string, token?: string, clientMd5?: string, gcm?: string): Promise<void> {
   const ws = token ? (await bridgeSignIn(url, 'server', makeKey('ed25519'), token, [clientMd5!])).ws : await open(url);
+  if (gcm === 'gcm') {
+    bareGcmEcho(ws);
+    toParent({ ready: true });
+    return;
+  }
   ws.on('message', (d: Buffer, isBinary) => {
     if (d[0] !== 0x7b) ws.send(d, { binary: isBinary });
   });
@@ -184,6 +190,14 @@ async function parent(): Promise<void> {
     };
     const hsc1 = await secureChannel(false);
     const hsc2 = await secureChannel(true);
+    // The control: bare AES-GCM calls per frame on the bridge, its own agent and client (channel-helpers.ts).
+    const gcmKey = makeKey('rsa');
+    const [gcmAgentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
+    const gcmEcho = spawn('echo-peer', [bridgeUrl, gcmAgentToken!, gcmKey.md5, 'gcm']);
+    await gcmEcho.next();
+    const [gcmToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'client', n: 1 })).tokens;
+    const gcm = await bridgeSignIn(bridgeUrl, 'client', gcmKey, gcmToken!, [gcmKey.md5]);
+    if (gcm.offer.length !== 1) throw new Error(`the bridge offered ${JSON.stringify(gcm.offer)} to the control client`);
 
     // the Workers bridge in local workerd (wrangler dev): its own agent and client, like the bridge row
     const workers = WORKERS ? await startWorkerdBridge() : null;
@@ -218,6 +232,14 @@ async function parent(): Promise<void> {
         frames: 2,
         unloaded: true,
         farPid: hsc2.farPid,
+      },
+      {
+        name: 'bridge+gcm◊',
+        link: (size) => bareGcmLink(gcm.ws, gcm.offer[0]!, size),
+        pid: bridge.proc.pid!,
+        frames: 2,
+        unloaded: false,
+        farPid: gcmEcho.proc.pid!,
       },
       {
         name: 'bridge+hsc1‡',
@@ -286,6 +308,9 @@ async function parent(): Promise<void> {
     console.log(
       '‡ payload sealed by the load client, opened and resealed by the echo agent, opened again (size and MB/s: plaintext; on the wire hsc1 is base64 text, 4/3, hsc2 binary)',
     );
+    console.log(
+      '◊ control: each frame encrypted by its sender and decrypted by its receiver with one bare node:crypto AES-256-GCM call (fixed key and nonce, no channel): the floor under hsc2',
+    );
     // Per-round ratios of two paths' msg/s (their cells ran back to back in each round): median and spread.
     const pairRatio = (b: string, a: string, size: number, inflight: number) =>
       summarize(results.get(`${b}|${size}|${inflight}`)!.map((cell, round) => cell.msgsPerSec / results.get(`${a}|${size}|${inflight}`)![round]!.msgsPerSec));
@@ -327,9 +352,10 @@ async function parent(): Promise<void> {
           `to minimal relay msg/s ${(sc.msgsPerSec / m.msgsPerSec).toFixed(2)}×, RTT p50 ${(sc.p50 / m.p50).toFixed(2)}×, p99 ${(sc.p99 / m.p99).toFixed(2)}×`,
       );
     }
+    reportChannelCpu(results, SIZES, INFLIGHT);
     const stats = await bridge.ask<{ metrics: { drops: Record<string, number>; frames_relayed: number } }>({ cmd: 'mem' });
     console.log(`bridge counters: ${stats.metrics.frames_relayed} frames relayed, drops ${JSON.stringify(stats.metrics.drops)}`);
-    for (const ws of [direct, minimal, heavy, viaBridge, hsc1.ws, hsc2.ws, viaWorkers, viaNginx]) ws?.terminate();
+    for (const ws of [direct, minimal, heavy, viaBridge, hsc1.ws, hsc2.ws, gcm.ws, viaWorkers, viaNginx]) ws?.terminate();
     await workers?.stop();
     if ('url' in nginx) await nginx.stop();
 
@@ -413,7 +439,7 @@ switch (role) {
     await roleBridge();
     break;
   case 'echo-peer':
-    await roleEchoPeer(args[0]!, args[1], args[2]);
+    await roleEchoPeer(args[0]!, args[1], args[2], args[3]);
     break;
   case 'secure-echo-peer':
     await roleSecureEchoPeer(args[0]!, args[1]!, args[2]!, args[3]!);

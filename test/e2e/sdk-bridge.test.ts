@@ -200,3 +200,26 @@ test('the SDK client comes back after the bridge restarts', async (t) => {
   const again = await client.admin.systemmanager.memorystats();
   assert.ok(again.memorystats, 'calls work again after the reconnect');
 });
+
+test("two SDK clients' frames interleaved on the host's bridge link: each goes to its own channel", async (t) => {
+  const { bridge, key } = await setup(t);
+  // The same key twice: enrolled by the first, signed in by the second (two connections, two client ids).
+  const open = async (joinToken?: string) =>
+    bridgeClient(t, {
+      bridgeUrl: bridge.url,
+      host: { name: 'simhost' },
+      key: keyPems(key),
+      ...(joinToken ? { joinToken } : {}),
+      onHostKey: () => true,
+      webSocket: NodeWebSocket,
+    });
+  const first = await open(await bridge.token('client'));
+  const second = await open();
+  // Calls in flight on both at once: the host receives the two clients' sealed frames alternately, so
+  // a frame opened under the other client's channel would fail authentication and end that channel.
+  const calls = Array.from({ length: 40 }, (_, i) => ((i % 2 === 0 ? first : second) as HostadmClient).admin.systemmanager.memorystats());
+  const answers = await Promise.all(calls);
+  assert.equal(answers.filter((a) => a.memorystats).length, 40, 'every call of both clients is answered');
+  assert.equal(first.state, 'open');
+  assert.equal(second.state, 'open');
+});

@@ -61,6 +61,8 @@ export class BridgeLink {
   private channelHostKey: Promise<ChannelHostKey> | null = null;
   private stopKeyWatch: (() => void) | null = null;
   private readyWaiters: Array<() => void> = [];
+  /** The client id of the last binary frame, and its bytes (onBinaryFrame). */
+  private lastClient: { id: string; bytes: Buffer } | null = null;
 
   constructor(options: BridgeLinkOptions) {
     this.options = options;
@@ -171,12 +173,22 @@ export class BridgeLink {
     this.timer.unref();
   }
 
-  /** `<client id>\n<hsc2 body>`: the id is printable ASCII (`client-<uuid>`), else the frame is ignored. */
+  /**
+   * `<client id>\n<hsc2 body>`: the id is printable ASCII (`client-<uuid>`), else the frame is ignored.
+   * The last id is kept as bytes and text: a run of frames from one client is compared, not decoded
+   * and matched again.
+   */
   private onBinaryFrame(frame: Buffer): void {
     const newline = frame.indexOf(0x0a);
     if (newline <= 0 || newline > 64) return;
-    const clientId = frame.toString('latin1', 0, newline);
-    if (!/^[\x21-\x7e]+$/.test(clientId)) return;
+    const last = this.lastClient;
+    let clientId: string;
+    if (last && last.bytes.length === newline && frame.compare(last.bytes, 0, newline, 0, newline) === 0) clientId = last.id;
+    else {
+      clientId = frame.toString('latin1', 0, newline);
+      if (!/^[\x21-\x7e]+$/.test(clientId)) return;
+      this.lastClient = { id: clientId, bytes: Buffer.from(frame.subarray(0, newline)) };
+    }
     void this.clients.handleBinary(clientId, frame.subarray(newline + 1)).catch((err: unknown) => this.log.error({ err }, 'bridge frame failed'));
   }
 

@@ -95,37 +95,53 @@ export class ChannelFraming {
     this.close({ code: 4102, reason, error: reason });
   }
 
-  /** Seals and relays one envelope text; frames leave in call order. */
+  /**
+   * Seals and relays one envelope text; frames leave in call order. On an inline engine (hsc2 on
+   * node:crypto) that is done now, with no promise or closure per frame.
+   */
   send(text: string): void {
     if (this.state === 'closed') throw new ConnectionError(`the channel to ${this.hostLabel} is closed`);
-    const broken = (cause: unknown) => {
-      if (cause instanceof RangeError) return; // too large: refused before a sequence number was taken
-      this.close({ code: 4102, reason: `the channel to ${this.hostLabel} failed: ${messageOf(cause)}` });
-    };
-    const relay = (send: () => void) => {
-      if (this.state !== 'open') return;
+    const channel = this.channel;
+    if (channel.version === 'hsc2' && channel.inline) {
+      let frame: Uint8Array;
       try {
-        send();
+        frame = channel.sealBinarySync(text, this.head);
       } catch (cause) {
-        this.close({ code: 4102, reason: `the channel to ${this.hostLabel} failed: ${messageOf(cause)}` });
-      }
-    };
-    if (this.channel.version === 'hsc2') {
-      if (this.channel.inline) {
-        let frame: Uint8Array;
-        try {
-          frame = this.channel.sealBinarySync(text, this.head);
-        } catch (cause) {
-          broken(cause);
-          return;
-        }
-        relay(() => this.session.sendRelayBinary(frame));
+        this.sealFailed(cause);
         return;
       }
-      this.channel.sealBinary(text, this.head).then((frame) => relay(() => this.session.sendRelayBinary(frame)), broken);
+      this.relayBinary(frame);
       return;
     }
-    this.channel.seal(text).then((frame) => relay(() => this.session.sendRelay(this.agentId, frame)), broken);
+    const broken = (cause: unknown) => this.sealFailed(cause);
+    if (channel.version === 'hsc2') {
+      channel.sealBinary(text, this.head).then((frame) => this.relayBinary(frame), broken);
+      return;
+    }
+    channel.seal(text).then((frame) => this.relay(frame), broken);
+  }
+
+  private sealFailed(cause: unknown): void {
+    if (cause instanceof RangeError) return; // too large: refused before a sequence number was taken
+    this.close({ code: 4102, reason: `the channel to ${this.hostLabel} failed: ${messageOf(cause)}` });
+  }
+
+  private relayBinary(frame: Uint8Array): void {
+    if (this.state !== 'open') return;
+    try {
+      this.session.sendRelayBinary(frame);
+    } catch (cause) {
+      this.close({ code: 4102, reason: `the channel to ${this.hostLabel} failed: ${messageOf(cause)}` });
+    }
+  }
+
+  private relay(frame: string): void {
+    if (this.state !== 'open') return;
+    try {
+      this.session.sendRelay(this.agentId, frame);
+    } catch (cause) {
+      this.close({ code: 4102, reason: `the channel to ${this.hostLabel} failed: ${messageOf(cause)}` });
+    }
   }
 
   close(info: CloseInfo): void {

@@ -98,6 +98,9 @@ export class BridgeSession {
   onRelayBinary: (from: string, body: Uint8Array) => void = () => {};
   /** Whether the bridge relays binary frames as binary (it says so in its announcements): hsc2 may be offered. */
   binaryFrames = false;
+  /** The sender id of the last binary frame, as text and as the bytes it came as (onBinary). */
+  private lastSender = '';
+  private lastSenderBytes: Uint8Array | null = null;
   /** A later announcement (after `ready`). */
   onPeers: () => void = () => {};
   /** The bridge dropped one of our frames. */
@@ -254,17 +257,33 @@ export class BridgeSession {
     }
   }
 
-  /** `<sender id>\n<body>` as bytes: the id is printable ASCII (checked), the body handed on as a view. */
+  /**
+   * `<sender id>\n<body>` as bytes: the id is printable ASCII (checked), the body handed on as a view.
+   * A channel's frames all come from one host, so the last id is kept as bytes and as text: a frame
+   * from the same sender is compared, not decoded again.
+   */
   private onBinary(bytes: Uint8Array): void {
     const nl = bytes.indexOf(0x0a);
     if (nl <= 0 || nl > 64) return;
-    let from = '';
-    for (let i = 0; i < nl; i++) {
-      const c = bytes[i]!;
-      if (c < 0x21 || c > 0x7e) return;
-      from += String.fromCharCode(c);
+    if (!this.sameSender(bytes, nl)) {
+      let from = '';
+      for (let i = 0; i < nl; i++) {
+        const c = bytes[i]!;
+        if (c < 0x21 || c > 0x7e) return;
+        from += String.fromCharCode(c);
+      }
+      this.lastSender = from;
+      // A copy (Buffer#slice would be a view keeping the whole frame alive).
+      this.lastSenderBytes = new Uint8Array(bytes.subarray(0, nl));
     }
-    this.onRelayBinary(from, bytes.subarray(nl + 1));
+    this.onRelayBinary(this.lastSender, bytes.subarray(nl + 1));
+  }
+
+  private sameSender(bytes: Uint8Array, nl: number): boolean {
+    const last = this.lastSenderBytes;
+    if (last === null || last.length !== nl) return false;
+    for (let i = 0; i < nl; i++) if (bytes[i] !== last[i]) return false;
+    return true;
   }
 
   private onEvent(args: unknown): void {

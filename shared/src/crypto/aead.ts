@@ -11,6 +11,7 @@
  * Both produce the same bytes (ciphertext ‖ 16-byte tag) for the same key, nonce and AAD: the test
  * vectors run against each engine. `HOSTADM_HSC1_ENGINE=webcrypto` forces WebCrypto on Node.
  */
+import { allocUnsafe } from './channel-frames.ts';
 import { subtle, type CryptoKey } from './subtle.ts';
 
 export interface AeadKey {
@@ -21,7 +22,13 @@ export interface AeadKey {
   open(iv: Uint8Array, aad: Uint8Array, sealed: Uint8Array): Promise<Uint8Array>;
   /** Engines that work inline also offer these (throwing instead of rejecting): no promise per frame. */
   sealSync?(iv: Uint8Array, aad: Uint8Array, plain: Uint8Array): { ciphertext: Uint8Array; tag: Uint8Array };
-  openSync?(iv: Uint8Array, aad: Uint8Array, sealed: Uint8Array): Uint8Array;
+  /**
+   * A new buffer of `headroom` bytes the caller fills, then ciphertext ‖ tag: a whole binary frame
+   * in one allocation, the ciphertext copied once (the cipher allocates its own output).
+   */
+  sealIntoSync?(iv: Uint8Array, aad: Uint8Array, plain: Uint8Array, headroom: number): Uint8Array;
+  /** Opens `sealed` from byte `from` on (ciphertext ‖ tag), so a frame need not be sliced first. */
+  openSync?(iv: Uint8Array, aad: Uint8Array, sealed: Uint8Array, from?: number): Uint8Array;
 }
 
 const TAG_BYTES = 16;
@@ -83,12 +90,24 @@ class NodeAeadKey implements AeadKey {
     return { ciphertext, tag: cipher.getAuthTag() };
   }
 
-  openSync(iv: Uint8Array, aad: Uint8Array, sealed: Uint8Array): Uint8Array {
-    if (sealed.length < TAG_BYTES) throw new Error('sealed data shorter than the tag');
+  sealIntoSync(iv: Uint8Array, aad: Uint8Array, plain: Uint8Array, headroom: number): Uint8Array {
+    const cipher = this.c.createCipheriv('aes-256-gcm', this.key, iv, { authTagLength: TAG_BYTES });
+    cipher.setAAD(aad);
+    const ciphertext = cipher.update(plain);
+    cipher.final();
+    const out = allocUnsafe(headroom + ciphertext.length + TAG_BYTES);
+    out.set(ciphertext, headroom);
+    out.set(cipher.getAuthTag(), headroom + ciphertext.length);
+    return out;
+  }
+
+  openSync(iv: Uint8Array, aad: Uint8Array, sealed: Uint8Array, from = 0): Uint8Array {
+    const tagAt = sealed.length - TAG_BYTES;
+    if (tagAt < from) throw new Error('sealed data shorter than the tag');
     const decipher = this.c.createDecipheriv('aes-256-gcm', this.key, iv, { authTagLength: TAG_BYTES });
     decipher.setAAD(aad);
-    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
-    const plain = decipher.update(sealed.subarray(0, sealed.length - TAG_BYTES));
+    decipher.setAuthTag(sealed.subarray(tagAt));
+    const plain = decipher.update(sealed.subarray(from, tagAt));
     decipher.final(); // throws when the tag does not match
     return plain;
   }

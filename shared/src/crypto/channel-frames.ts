@@ -15,62 +15,68 @@ export const SEQ_BYTES = 8;
 export const TAG_BYTES = 16;
 const NONCE_BYTES = 12;
 
+/** Byte by byte: a DataView per frame was an allocation on every seal and open. */
 export function writeSeq(out: Uint8Array, offset: number, seq: number): void {
-  const view = new DataView(out.buffer, out.byteOffset + offset, SEQ_BYTES);
-  view.setUint32(0, Math.floor(seq / 0x1_0000_0000));
-  view.setUint32(4, seq >>> 0);
+  const high = Math.floor(seq / 0x1_0000_0000);
+  const low = seq >>> 0;
+  out[offset] = high >>> 24;
+  out[offset + 1] = high >>> 16;
+  out[offset + 2] = high >>> 8;
+  out[offset + 3] = high;
+  out[offset + 4] = low >>> 24;
+  out[offset + 5] = low >>> 16;
+  out[offset + 6] = low >>> 8;
+  out[offset + 7] = low;
 }
 
 export function readSeq(bytes: Uint8Array, offset = 0): number {
-  const view = new DataView(bytes.buffer, bytes.byteOffset + offset, SEQ_BYTES);
+  const high = ((bytes[offset]! << 24) | (bytes[offset + 1]! << 16) | (bytes[offset + 2]! << 8) | bytes[offset + 3]!) >>> 0;
+  const low = ((bytes[offset + 4]! << 24) | (bytes[offset + 5]! << 16) | (bytes[offset + 6]! << 8) | bytes[offset + 7]!) >>> 0;
   // Above 2^53 the number loses precision, but any such seq is far beyond the expected one anyway.
-  return view.getUint32(0) * 0x1_0000_0000 + view.getUint32(4);
+  return high * 0x1_0000_0000 + low;
 }
 
 /**
  * One direction's nonce and additional data, with the seq written in per frame. `reuse` keeps one
- * buffer of each (for an inline engine, which is done with them when it returns); otherwise every
- * frame gets fresh ones (WebCrypto may still be reading them after the call returns on some runtimes).
+ * buffer of each (for an inline engine, which is done with them when it returns: `set` then read
+ * `iv` and `aad`); otherwise every frame gets fresh ones from `for` (WebCrypto may still be reading
+ * them after the call returns on some runtimes).
  */
 export class NonceAndAad {
-  private readonly prefix: Uint8Array;
+  /** With `reuse`: the nonce and AAD of the seq last `set`. */
+  readonly iv: Uint8Array;
+  readonly aad: Uint8Array;
+  private readonly prefixLength: number;
   private readonly reuse: boolean;
-  private readonly iv: Uint8Array;
-  private readonly aad: Uint8Array;
-  private readonly ivView: DataView;
-  private readonly aadView: DataView;
 
   constructor(label: string, sid: Uint8Array, direction: number, reuse: boolean) {
     const labelBytes = utf8Encode(label);
-    this.prefix = new Uint8Array(labelBytes.length + sid.length + 1);
-    this.prefix.set(labelBytes);
-    this.prefix.set(sid, labelBytes.length);
-    this.prefix[labelBytes.length + sid.length] = direction;
+    this.prefixLength = labelBytes.length + sid.length + 1;
     this.reuse = reuse;
     this.iv = new Uint8Array(NONCE_BYTES);
-    this.aad = new Uint8Array(this.prefix.length + SEQ_BYTES);
-    this.aad.set(this.prefix);
-    this.ivView = new DataView(this.iv.buffer);
-    this.aadView = new DataView(this.aad.buffer, this.prefix.length);
+    this.aad = new Uint8Array(this.prefixLength + SEQ_BYTES);
+    this.aad.set(labelBytes);
+    this.aad.set(sid, labelBytes.length);
+    this.aad[labelBytes.length + sid.length] = direction;
   }
 
-  /** [nonce, aad] for `seq`. With `reuse`, valid until the next call. */
+  /** Writes `seq` into the reused nonce and AAD (valid until the next call). */
+  set(seq: number): void {
+    writeSeq(this.iv, NONCE_BYTES - SEQ_BYTES, seq);
+    writeSeq(this.aad, this.prefixLength, seq);
+  }
+
+  /** [nonce, aad] for `seq`: fresh copies, or with `reuse` the shared ones (valid until the next call). */
   for(seq: number): [Uint8Array, Uint8Array] {
-    const high = Math.floor(seq / 0x1_0000_0000);
-    const low = seq >>> 0;
-    if (!this.reuse) {
-      const iv = new Uint8Array(NONCE_BYTES);
-      writeSeq(iv, 4, seq);
-      const aad = new Uint8Array(this.aad.length);
-      aad.set(this.prefix);
-      writeSeq(aad, this.prefix.length, seq);
-      return [iv, aad];
+    if (this.reuse) {
+      this.set(seq);
+      return [this.iv, this.aad];
     }
-    this.ivView.setUint32(4, high);
-    this.ivView.setUint32(8, low);
-    this.aadView.setUint32(0, high);
-    this.aadView.setUint32(4, low);
-    return [this.iv, this.aad];
+    const iv = new Uint8Array(NONCE_BYTES);
+    writeSeq(iv, NONCE_BYTES - SEQ_BYTES, seq);
+    const aad = this.aad.slice();
+    writeSeq(aad, this.prefixLength, seq);
+    return [iv, aad];
   }
 }
 
@@ -134,7 +140,7 @@ export function hsc1FrameOfParts(seq: number, ct: Uint8Array, tag: Uint8Array): 
  * zero fill, pooled when small: a 16 KiB frame per message made zeroing and GC a visible share of an
  * hsc2 seal), else a plain Uint8Array.
  */
-const allocUnsafe: (size: number) => Uint8Array =
+export const allocUnsafe: (size: number) => Uint8Array =
   (globalThis as { Buffer?: { allocUnsafe?: (size: number) => Uint8Array } }).Buffer?.allocUnsafe ?? ((size) => new Uint8Array(size));
 
 /** `head` ‖ seq ‖ ct ‖ tag in one new buffer: a relay frame's first line and an hsc2 body, sent as is. */

@@ -25,6 +25,7 @@ import {
   readSeq,
   SEQ_BYTES,
   TAG_BYTES,
+  writeSeq,
 } from './channel-frames.ts';
 import { utf8Decode } from './subtle.ts';
 import { HSC1_VERSION, HSC2_VERSION, LABELS, SIZES, type ChannelVersion, type SessionSecrets } from './transcript.ts';
@@ -156,7 +157,7 @@ export class SecureChannel {
 
   /** Whether seal and open work inline (node:crypto): the `…Sync` methods may then be used. */
   get inline(): boolean {
-    return this.outbound.key.sealSync !== undefined && this.inbound.key.openSync !== undefined;
+    return this.outbound.key.sealIntoSync !== undefined && this.inbound.key.openSync !== undefined;
   }
 
   /** Kills the channel on purpose; pending and later calls reject with reason `closed`. */
@@ -179,20 +180,28 @@ export class SecureChannel {
     return this.sealAs(envelopeJson, (seq, ct, tag) => hsc2Frame(head, seq, ct, tag));
   }
 
-  /** `sealBinary` on an inline engine, without a promise: throws where that rejects. */
+  /**
+   * `sealBinary` on an inline engine, without a promise: throws where that rejects. The frame is made
+   * in one allocation (`head`, seq, ciphertext, tag), nothing else is allocated per frame here.
+   */
   sealBinarySync(envelopeJson: string, head?: Uint8Array): Uint8Array {
     const key = this.outbound.key;
-    if (this.version !== HSC2_VERSION || !key.sealSync) throw new TypeError('sealBinarySync needs an hsc2 channel on an inline engine');
+    if (this.version !== HSC2_VERSION || !key.sealIntoSync) throw new TypeError('sealBinarySync needs an hsc2 channel on an inline engine');
     if (this.failure) throw this.closedError();
     const seq = this.takeSeq(envelopeJson);
     const plain = encodeOutbound(envelopeJson);
+    const params = this.outbound.params;
+    const headLength = head === undefined ? 0 : head.length;
+    let frame: Uint8Array;
     try {
-      const [iv, aad] = this.outbound.params.for(seq);
-      const { ciphertext, tag } = key.sealSync(iv, aad, plain);
-      return hsc2Frame(head, seq, ciphertext, tag);
+      params.set(seq);
+      frame = key.sealIntoSync(params.iv, params.aad, plain, headLength + SEQ_BYTES);
     } catch (cause) {
       throw this.fail('malformed', 'encryption failed', cause);
     }
+    if (head !== undefined) frame.set(head);
+    writeSeq(frame, headLength, seq);
+    return frame;
   }
 
   /** hsc1: opens one text relay body; it must carry exactly the next expected seq of the inbound direction. */
@@ -211,11 +220,14 @@ export class SecureChannel {
 
   /** `openBinary` on an inline engine, without a promise: throws ChannelError where that rejects. */
   openBinarySync(frame: Uint8Array): string {
-    const openSync = this.inbound.key.openSync;
-    if (!openSync) throw new TypeError('openBinarySync needs an inline engine');
+    const key = this.inbound.key;
+    if (!key.openSync) throw new TypeError('openBinarySync needs an inline engine');
     if (this.failure) throw this.closedError();
     if (this.version !== HSC2_VERSION) throw this.fail('malformed', `a binary frame on an ${this.version} channel (its frames are text)`);
-    return this.openNow(openSync.bind(this.inbound.key), parseBinary(frame));
+    if (!(frame instanceof Uint8Array)) throw this.fail('malformed', 'not an hsc2 sealed frame');
+    if (frame.length < SEQ_BYTES + TAG_BYTES) throw this.fail('malformed', 'sealed frame too short');
+    // Opened from the frame itself (no parsed parts, no views but the cipher's own).
+    return this.openAt(key, readSeq(frame), frame, SEQ_BYTES);
   }
 
   /** Takes the next send seq for `text`, or throws (RangeError: too large, the channel stays usable). */
@@ -271,7 +283,8 @@ export class SecureChannel {
     const key = this.inbound.key;
     if (key.openSync) {
       try {
-        return Promise.resolve(this.openNow(key.openSync.bind(key), parsed));
+        if (typeof parsed === 'string') throw this.fail('malformed', parsed);
+        return Promise.resolve(this.openAt(key, parsed.seq, parsed.sealed, 0));
       } catch (err) {
         return Promise.reject(err);
       }
@@ -299,16 +312,19 @@ export class SecureChannel {
     return result;
   }
 
-  /** Open on an inline engine: judged at once, which is call order, as the chain would. Throws ChannelError. */
-  private openNow(openSync: NonNullable<AeadKey['openSync']>, parsed: Parsed): string {
-    if (typeof parsed === 'string') throw this.fail('malformed', parsed);
-    this.checkSeq(parsed.seq);
+  /**
+   * Open on an inline engine: judged at once, which is call order, as the chain would. `sealed` holds
+   * ciphertext ‖ tag from byte `from` on. Throws ChannelError.
+   */
+  private openAt(key: AeadKey, seq: number, sealed: Uint8Array, from: number): string {
+    this.checkSeq(seq);
     let plain: Uint8Array;
     try {
-      const [iv, aad] = this.inbound.params.for(parsed.seq);
-      plain = openSync(iv, aad, parsed.sealed);
+      const params = this.inbound.params;
+      params.set(seq);
+      plain = key.openSync!(params.iv, params.aad, sealed, from);
     } catch (cause) {
-      throw this.fail('tampered', `sealed frame seq ${parsed.seq} failed authentication: altered, reflected or under another key`, cause);
+      throw this.fail('tampered', `sealed frame seq ${seq} failed authentication: altered, reflected or under another key`, cause);
     }
     this.recvSeq++;
     return this.decodePlain(plain);

@@ -1,0 +1,242 @@
+/**
+ * The secure channel over the relay, for relay.bench.ts: the client's and the echo agent's sides of
+ * the handshake through the bridge, and the link that seals every payload (relay-helpers.ts measures it).
+ */
+import { createCipheriv, createDecipheriv, createSecretKey } from 'node:crypto';
+import type WebSocket from 'ws';
+import { answerClientHandshake, generateHostKey, startClientHandshake, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
+import { formatRatio, reportTarget, summarize } from './ab-pairs.ts';
+import { median, tagged, type Cell, type Key, type Link } from './relay-helpers.ts';
+
+/**
+ * Relay frames whose body is the payload (`size` bytes of plaintext) sealed with `channel`, as the
+ * SDK sends them: sealed in call order and sent in that order; every echo opened in arrival order.
+ * hsc2 channels send binary frames, sealed and opened inline (the SDK does so on node:crypto).
+ */
+export function secureLink(ws: WebSocket, dest: string, size: number, channel: SecureChannel): Link {
+  const filler = 'x'.repeat(size);
+  const failed = (cause: unknown) => {
+    console.error('secure link failed:', cause);
+    process.exit(1);
+  };
+  if (channel.version === 'hsc2') {
+    const head = Buffer.from(`${dest}\n`);
+    return {
+      send: (s) => ws.send(channel.sealBinarySync(tagged(s, filler), head), { binary: true }),
+      listen(onEcho) {
+        const onMessage = (data: Buffer, isBinary: boolean) => {
+          if (!isBinary) return;
+          try {
+            onEcho(Number.parseInt(channel.openBinarySync(data.subarray(data.indexOf(10) + 1)).slice(0, 12), 10));
+          } catch (cause) {
+            failed(cause);
+          }
+        };
+        ws.on('message', onMessage);
+        return () => ws.off('message', onMessage);
+      },
+    };
+  }
+  return {
+    send: (s) => void channel.seal(tagged(s, filler)).then((frame) => ws.send(`${dest}\n${frame}`), failed),
+    listen(onEcho) {
+      const onMessage = (data: Buffer) => {
+        const nl = data.indexOf(10);
+        channel.open(data.toString('latin1', nl + 1)).then((plain) => onEcho(Number.parseInt(plain.slice(0, 12), 10)), failed);
+      };
+      ws.on('message', onMessage);
+      return () => ws.off('message', onMessage);
+    },
+  };
+}
+
+/**
+ * The bench's handshake envelopes (the real SDK wraps the same args in auth_ssl requests): the client
+ * sends `{"c1":…}` in clear, the agent answers `{"a1":…}`, the client sends `{"c2":…}` sealed (the
+ * first sealed frame, seq 0) and the agent answers `{"ok":true}` sealed.
+ */
+export async function clientChannel(ws: WebSocket, dest: string, key: Key, hostPublicRaw: string, offerHsc2 = false): Promise<SecureChannel> {
+  const frames: Buffer[] = [];
+  let wake: () => void = () => {};
+  const onMessage = (data: Buffer) => {
+    frames.push(data.subarray(data.indexOf(10) + 1));
+    wake();
+  };
+  const nextBody = async () => {
+    while (frames.length === 0) await new Promise<void>((r) => (wake = r));
+    return frames.shift()!;
+  };
+  ws.on('message', onMessage);
+  try {
+    const hs = await startClientHandshake({
+      clientKeyPem: key.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      clientSpkiPem: key.pem,
+      offerHsc2,
+    });
+    ws.send(`${dest}\n${JSON.stringify({ c1: hs.c1Args })}`);
+    const { a1 } = JSON.parse((await nextBody()).toString()) as { a1: unknown };
+    const done = await hs.finish(a1, { pinnedHostKey: hostPublicRaw });
+    const c2 = JSON.stringify({ c2: done.c2Args });
+    if (done.channel.version === 'hsc2') ws.send(await done.channel.sealBinary(c2, Buffer.from(`${dest}\n`)), { binary: true });
+    else ws.send(`${dest}\n${await done.channel.seal(c2)}`);
+    const reply = await nextBody();
+    const opened = done.channel.version === 'hsc2' ? await done.channel.openBinary(reply) : await done.channel.open(reply.toString());
+    const ok = JSON.parse(opened) as { ok?: boolean };
+    if (ok.ok !== true) throw new Error('the echo agent refused C2');
+    return done.channel;
+  } finally {
+    ws.off('message', onMessage);
+  }
+}
+
+/**
+ * The agent side on an already signed-in socket: answers the handshake, then opens every sealed frame
+ * and sends its plaintext back sealed (opened in arrival order, resealed and sent in that order).
+ */
+export async function echoAgentChannel(ws: WebSocket, clientSpkiPem: string): Promise<string> {
+  const host = await generateHostKey();
+  let channel: SecureChannel | null = null;
+  let verifyC2: ((args: unknown) => Promise<boolean>) | null = null;
+  const failed = (cause: unknown) => {
+    console.error('secure echo agent failed:', cause);
+    process.exit(1);
+  };
+  ws.on('message', (d: Buffer, isBinary: boolean) => {
+    if (d[0] === 0x7b) return; // the bridge's own envelopes
+    const nl = d.indexOf(10);
+    if (isBinary) {
+      // hsc2: opened and resealed inline, the reply one buffer with the client's line in front.
+      const ch = channel!;
+      try {
+        const plain = ch.openBinarySync(d.subarray(nl + 1));
+        if (verifyC2) {
+          const verify = verifyC2;
+          verifyC2 = null;
+          void verify((JSON.parse(plain) as { c2: unknown }).c2)
+            .then((ok) => {
+              if (!ok) throw new Error('C2 did not verify');
+              ws.send(ch.sealBinarySync(JSON.stringify({ ok: true }), d.subarray(0, nl + 1)), { binary: true });
+            })
+            .catch(failed);
+          return;
+        }
+        ws.send(ch.sealBinarySync(plain, d.subarray(0, nl + 1)), { binary: true });
+      } catch (cause) {
+        failed(cause);
+      }
+      return;
+    }
+    const head = d.toString('latin1', 0, nl + 1);
+    const body = d.toString('latin1', nl + 1);
+    if (body[0] === '{') {
+      const { c1 } = JSON.parse(body) as { c1: unknown };
+      void answerClientHandshake({ c1Args: c1, clientSpkiPem, hostKeyPem: host.privatePkcs8Pem, hostPublicRaw: host.publicRaw }).then((answer) => {
+        channel = answer.channel;
+        verifyC2 = answer.verifyC2;
+        ws.send(`${head}${JSON.stringify({ a1: answer.a1Args })}`);
+      }, failed);
+      return;
+    }
+    const ch = channel!;
+    const opened = ch.open(body);
+    if (verifyC2) {
+      const verify = verifyC2;
+      verifyC2 = null;
+      void opened
+        .then(async (plain) => {
+          if (!(await verify((JSON.parse(plain) as { c2: unknown }).c2))) throw new Error('C2 did not verify');
+          ws.send(`${head}${await ch.seal(JSON.stringify({ ok: true }))}`);
+        })
+        .catch(failed);
+      return;
+    }
+    void opened.then((plain) => ch.seal(plain)).then((frame) => ws.send(head + frame), failed);
+  });
+  return host.publicRaw;
+}
+
+// ---------------------------------------------------------------- control: bare AES-GCM, no channel
+
+/**
+ * The floor under any AES-GCM channel on node:crypto: each frame's body encrypted (by its sender) and
+ * decrypted (by its receiver) with one bare createCipheriv / createDecipheriv call, a fixed key and
+ * nonce, no sequence, no checks, no text decoding: a cost control, not a channel (never use it so).
+ */
+const CONTROL_KEY = createSecretKey(Buffer.alloc(32, 7));
+const CONTROL_IV = Buffer.alloc(12);
+const CONTROL_AAD = Buffer.alloc(43, 1);
+
+function controlSeal(head: Buffer, plain: string | Buffer): Buffer {
+  const c = createCipheriv('aes-256-gcm', CONTROL_KEY, CONTROL_IV, { authTagLength: 16 });
+  c.setAAD(CONTROL_AAD);
+  const ct = typeof plain === 'string' ? c.update(plain, 'utf8') : c.update(plain);
+  c.final();
+  return Buffer.concat([head, ct, c.getAuthTag()]);
+}
+
+function controlOpen(sealed: Buffer): Buffer {
+  const d = createDecipheriv('aes-256-gcm', CONTROL_KEY, CONTROL_IV, { authTagLength: 16 });
+  d.setAAD(CONTROL_AAD);
+  d.setAuthTag(sealed.subarray(sealed.length - 16));
+  const plain = d.update(sealed.subarray(0, sealed.length - 16));
+  d.final();
+  return plain;
+}
+
+/** The control's load side: binary frames `<dest>\n` ‖ ciphertext ‖ tag, each echo decrypted. */
+export function bareGcmLink(ws: WebSocket, dest: string, size: number): Link {
+  const filler = 'x'.repeat(size);
+  const head = Buffer.from(`${dest}\n`);
+  return {
+    send: (s) => ws.send(controlSeal(head, tagged(s, filler)), { binary: true }),
+    listen(onEcho) {
+      const onMessage = (data: Buffer, isBinary: boolean) => {
+        if (!isBinary) return;
+        onEcho(Number.parseInt(controlOpen(data.subarray(data.indexOf(10) + 1)).toString('latin1', 0, 12), 10));
+      };
+      ws.on('message', onMessage);
+      return () => ws.off('message', onMessage);
+    },
+  };
+}
+
+/** The control's far end on a signed-in agent socket: decrypts each frame and sends it back encrypted. */
+export function bareGcmEcho(ws: WebSocket): void {
+  ws.on('message', (d: Buffer, isBinary: boolean) => {
+    if (!isBinary) return; // the bridge's own envelopes
+    const nl = d.indexOf(10);
+    ws.send(controlSeal(d.subarray(0, nl + 1), controlOpen(d.subarray(nl + 1))), { binary: true });
+  });
+}
+
+// ---------------------------------------------------------------- the channel's cost in CPU
+
+/**
+ * bridge+hsc2 against the plain bridge in CPU: a round trip's CPU in all three processes (load
+ * client, bridge, far end), per round; plain / secure is how many secure round trips a CPU-second
+ * carries per plain one. On a shared 2-core machine other processes' load moves msg/s far more than
+ * it moves CPU. The bare AES-GCM control (◊) shows the floor node:crypto sets under any such channel.
+ */
+export function reportChannelCpu(results: Map<string, Cell[]>, sizes: number[], inflight: number): void {
+  const roundTripCpu = (c: Cell) => c.cpuPerFrame * 2 + c.clientCpuPerMsg + c.farCpuPerMsg;
+  const parts = (cells: Cell[]) =>
+    [median(cells.map((c) => c.clientCpuPerMsg)), median(cells.map((c) => c.cpuPerFrame * 2)), median(cells.map((c) => c.farCpuPerMsg))]
+      .map((x) => x.toFixed(1))
+      .join(' + ');
+  for (const size of sizes) {
+    const label = size >= 1024 ? `${size / 1024} KiB` : `${size} B`;
+    const [plain, secure, control] = ['bridge', 'bridge+hsc2‡', 'bridge+gcm◊'].map((path) => results.get(`${path}|${size}|${inflight}`)!) as [
+      Cell[],
+      Cell[],
+      Cell[],
+    ];
+    const ratio = (a: Cell[], b: Cell[]) => summarize(a.map((cell, round) => roundTripCpu(cell) / roundTripCpu(b[round]!)));
+    console.log(
+      `CPU per round trip at ${label} × ${inflight} (client + bridge + far end, µs, medians): bridge ${parts(plain)}, bridge+hsc2 ${parts(secure)}, control◊ ${parts(control)}`,
+    );
+    reportTarget(`Channel: bridge+hsc2 vs bridge, round trips per CPU-second at ${label} × ${inflight}`, ratio(plain, secure), 0.7, 'at-least');
+    console.log(
+      `  ◊ control, bare AES-GCM per frame (4 node:crypto calls per round trip, no channel): vs bridge ${formatRatio(ratio(plain, control))}; bridge+hsc2 vs the control ${formatRatio(ratio(control, secure))}`,
+    );
+  }
+}
