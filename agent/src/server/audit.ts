@@ -60,33 +60,38 @@ function clipped<E extends Omit<AuditEntry, 'code' | 'detail'>>(entry: E): E {
   };
 }
 
+/** The placeholders of an entry's text fields, named as the fields (bound at each run). */
+const ENTRY_PLACEHOLDERS = {
+  user: sql.placeholder('user'),
+  address: sql.placeholder('address'),
+  transport: sql.placeholder('transport'),
+  namespace: sql.placeholder('namespace'),
+  name: sql.placeholder('name'),
+  action: sql.placeholder('action'),
+};
+
 export class Audit {
   private writesSincePrune = 0;
   private readonly db: AgentDb;
   private readonly clock: Clock;
   private readonly retention: AuditRetention;
 
+  // Prepared once: building and compiling the statement on every call cost more CPU than the call
+  // itself (about a third of a bridged read-only call, profiled).
+  private readonly insertRow;
+  private readonly countCall;
+
   constructor(db: AgentDb, clock: Clock, retention: AuditRetention) {
     this.db = db;
     this.clock = clock;
     this.retention = retention;
-  }
-
-  /** A change, a sign-in attempt or a refusal: one row each. */
-  record(entry: AuditEntry): void {
-    this.db
+    this.insertRow = db
       .insert(auditLog)
-      .values({ ...clipped(entry), detail: clip(entry.detail ?? '', MAX_DETAIL_CHARS), at: new Date(this.clock.now()) })
-      .run();
-    this.countWrite();
-  }
-
-  /** A read-only call that succeeded: counted in its hour's bucket. */
-  summarise(entry: Omit<AuditEntry, 'code' | 'detail'>): void {
-    const now = this.clock.now();
-    this.db
+      .values({ ...ENTRY_PLACEHOLDERS, code: sql.placeholder('code'), detail: sql.placeholder('detail'), at: sql.placeholder('at') })
+      .prepare();
+    this.countCall = db
       .insert(auditSummary)
-      .values({ ...clipped(entry), hour: new Date(now - (now % HOUR_MS)), calls: 1, lastAt: new Date(now) })
+      .values({ ...ENTRY_PLACEHOLDERS, hour: sql.placeholder('hour'), calls: 1, lastAt: sql.placeholder('lastAt') })
       .onConflictDoUpdate({
         target: [
           auditSummary.hour,
@@ -97,9 +102,22 @@ export class Audit {
           auditSummary.name,
           auditSummary.action,
         ],
-        set: { calls: sql`${auditSummary.calls} + 1`, lastAt: new Date(now) },
+        set: { calls: sql`${auditSummary.calls} + 1`, lastAt: sql`excluded.last_at` },
       })
-      .run();
+      .prepare();
+  }
+
+  /** A change, a sign-in attempt or a refusal: one row each. */
+  record(entry: AuditEntry): void {
+    this.insertRow.run({ ...clipped(entry), code: entry.code, detail: clip(entry.detail ?? '', MAX_DETAIL_CHARS), at: new Date(this.clock.now()) });
+    this.countWrite();
+  }
+
+  /** A read-only call that succeeded: counted in its hour's bucket. */
+  summarise(entry: Omit<AuditEntry, 'code' | 'detail'>): void {
+    const now = this.clock.now();
+    const { user, address, transport, namespace, name, action } = clipped(entry);
+    this.countCall.run({ user, address, transport, namespace, name, action, hour: new Date(now - (now % HOUR_MS)), lastAt: new Date(now) });
     this.countWrite();
   }
 
