@@ -8,7 +8,7 @@
  * 1. On an upgrade request: `await relay.admit(address)` (a reason → refuse with 429), accept the socket,
  *    `const peer = relay.open(socket, address)`.
  * 2. Each frame: `relay.receive(peer, data, isBinary)`: text as bytes (Node) or string (Workers).
- *    Each pong: `relay.pong(peer)`. On close: `relay.closed(peer)`.
+ *    Each ping: answer it when `relay.pinged(peer)`; each pong: `relay.pong(peer)`. On close: `relay.closed(peer)`.
  * 3. About once a second: `relay.sweep()` (timeouts, heartbeat, stuck queues, revocations by others,
  *    and the store's prune when due).
  * 4. `POST /admin/revoke` → `relay.revoke(ref)`; `GET /metrics` → `relay.snapshot()`.
@@ -168,6 +168,18 @@ export class Relay implements ApiHost {
     this.closePeer(peer, CLOSE.tooBig, 'frame too large');
   }
 
+  /**
+   * The peer pinged: whether the runtime answers. Not while the peer's send queue is over the bound
+   * (marked, as a suppressed reply is): a peer that pings and never reads cannot grow it with pongs.
+   */
+  pinged(peer: Peer): boolean {
+    if (peer.closed) return false;
+    if (peer.socket.bufferedAmount <= this.config.maxQueueBytes) return true;
+    markOverBound(peer, this.clock.now());
+    this.metrics.repliesSuppressed++;
+    return false;
+  }
+
   pong(peer: Peer): void {
     this.metrics.pongs++;
     peer.lastSeen = this.clock.now();
@@ -264,7 +276,8 @@ export class Relay implements ApiHost {
 
   signedIn(peer: Peer, key: KeyRecord, fingerprint: string | null): void {
     peer.state = 'signed-in';
-    peer.key = { id: key.id, md5Key: key.md5Key, nickname: key.nickname };
+    // The nickname is usually the host name the peer identified with: one string kept instead of two.
+    peer.key = { id: key.id, md5Key: key.md5Key, nickname: key.nickname === peer.hostname ? peer.hostname : key.nickname };
     peer.hostKeyFingerprint = fingerprint;
     const replaced = this.signedInByKey.add(peer);
     if (replaced) this.closePeer(replaced, CLOSE.replaced, 'replaced by a newer connection with the same key');
@@ -284,7 +297,9 @@ export class Relay implements ApiHost {
    */
   setKeys(peer: Peer, list: KeyList): void {
     if (peer.closed || peer.state !== 'signed-in') return;
-    let keys = new Set(list.md5_keys.slice(0, this.config.maxKeysPerPeer));
+    // Filled by add(): a Set made from an array starts with a larger table (~200 bytes for one key, kept by every idle agent).
+    let keys = new Set<string>();
+    for (const md5 of list.md5_keys.slice(0, this.config.maxKeysPerPeer)) keys.add(md5);
     // A client matches by its own key only (it signed in with it); other md5_keys would let it probe
     // which agents accept someone else's key.
     if (peer.kind === 'client') {
