@@ -126,6 +126,9 @@ async function serve(opts: ServeOptions): Promise<void> {
   }
   const { default: pino } = await import('pino');
   const { startBridge } = await loadBridge();
+  // From the TypeScript sources with a cold compile cache: begin again without the type stripper (type-stripper-restart.ts).
+  const restart = await import('../lib/type-stripper-restart.ts');
+  if (restart.shouldRestartWithoutTypeStripper()) restart.restartWithoutTypeStripper();
   const logger = pino({ name: 'hostadm-bridge', level: opts.logLevel }, pino.destination(2));
   const bridge = await startBridge({
     listen: opts.listen,
