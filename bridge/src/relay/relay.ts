@@ -46,10 +46,14 @@ export class Relay implements ApiHost {
   /** Directory sockets and the hosts they are announced (directory.ts). */
   readonly directory: Directory;
   private readonly sessions: SessionIndex | null;
-  private readonly peers = new Set<Peer>();
+  /**
+   * Every open peer is in one of these two: not identified yet (no id), or by its id. One table entry
+   * per peer, not two (idle agents are most peers).
+   */
+  private readonly unidentified = new Set<Peer>();
+  private readonly byId = new Map<string, Peer>();
   /** Open sockets per remote address (admit refuses past `maxConnectionsPerAddress`). */
   private readonly openByAddress = new Map<string, number>();
-  private readonly byId = new Map<string, Peer>();
   private readonly signedInByKey = new SignedInIndex();
   private readonly matcher = new Matcher();
   private readonly api: BridgeApi;
@@ -129,7 +133,7 @@ export class Relay implements ApiHost {
    * re-announced.
    */
   restored(): void {
-    for (const peer of this.peers) {
+    for (const peer of this.allPeers()) {
       const offer = this.matcher.offer(peer);
       peer.announced = offer.length === 0 ? NO_IDS : new Set(offer.map((q) => q.id));
     }
@@ -203,7 +207,7 @@ export class Relay implements ApiHost {
       const c = this.config;
       const ping = now - this.lastPing >= c.heartbeatIntervalSeconds * 1000;
       if (ping) this.lastPing = now;
-      for (const peer of [...this.peers]) {
+      for (const peer of this.allPeers()) {
         if (peer.state !== 'signed-in' && now - peer.connectedAt >= c.unauthenticatedCloseSeconds * 1000) {
           this.closePeer(peer, CLOSE.unauthenticated, 'not signed in');
         } else if (now - peer.lastSeen >= c.silentCloseSeconds * 1000) {
@@ -240,7 +244,7 @@ export class Relay implements ApiHost {
 
   /** Closes every connection (1001) and forgets them. */
   shutdown(): void {
-    for (const peer of [...this.peers]) this.closePeer(peer, CLOSE.shuttingDown, 'bridge shutting down');
+    for (const peer of this.allPeers()) this.closePeer(peer, CLOSE.shuttingDown, 'bridge shutting down');
   }
 
   snapshot(): MetricsSnapshot {
@@ -270,6 +274,7 @@ export class Relay implements ApiHost {
     // and a template literal would keep that tree and add to it: ~500 bytes per idle peer instead of ~60.
     peer.id = [kind, crypto.randomUUID()].join('-');
     peer.state = 'identified';
+    this.unidentified.delete(peer);
     this.byId.set(peer.id, peer);
     this.metrics.moved('pending', kind);
   }
@@ -355,15 +360,20 @@ export class Relay implements ApiHost {
     peer.socket.send(JSON.stringify(event));
   }
 
+  /** A copy: callers close peers while they go through it. */
+  private allPeers(): Peer[] {
+    return [...this.unidentified, ...this.byId.values()];
+  }
+
   private addPeer(peer: Peer): void {
-    this.peers.add(peer);
+    if (!peer.id) this.unidentified.add(peer);
     this.openByAddress.set(peer.address, (this.openByAddress.get(peer.address) ?? 0) + 1);
   }
 
   private detach(peer: Peer): void {
     peer.closed = true;
     peer.chain = null;
-    this.peers.delete(peer);
+    this.unidentified.delete(peer);
     const left = (this.openByAddress.get(peer.address) ?? 1) - 1;
     if (left > 0) this.openByAddress.set(peer.address, left);
     else this.openByAddress.delete(peer.address);
