@@ -310,6 +310,25 @@ test("a peer's ping is answered with its payload (the agent's heartbeat), and co
   assert.equal((await bridge.metrics()).frames_relayed, 0);
 });
 
+test('closing the bridge also ends a socket that connected during its shutdown grace', {
+  skip: nodeOnly('the Node bridge process closes its own sockets'),
+}, async (t) => {
+  const bridge = await startTestBridge(t);
+  const { agent } = await pair(t, bridge);
+  // The agent stops reading, so the bridge waits its whole grace for the agent's close handshake.
+  (agent.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+  const closing = bridge.close();
+  const late = new WebSocket(bridge.url);
+  const lateClosed = new Promise<number>((resolve) => late.once('close', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    late.once('open', () => resolve());
+    late.once('error', reject);
+  });
+  await closing;
+  await lateClosed;
+  assert.equal(late.readyState, WebSocket.CLOSED);
+});
+
 test('GET /healthz and /metrics', async (t) => {
   const bridge = await startTestBridge(t);
   const { client, agent, agentId } = await pair(t, bridge);

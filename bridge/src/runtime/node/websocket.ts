@@ -8,9 +8,9 @@
  * Idle connections are most of a bridge's sockets, so nothing here is allocated per socket beyond
  * what `ws` needs (docs/bridge-protocol.md §2.11): no listeners (RelayWebSocket's `emit` calls the
  * relay), no client set (`clientTracking: false`: it would add a closure and a listener array per
- * socket; the transport tracks only closing sockets, the relay the open ones), no pong closure (`autoPong: false`: the
- * relay answers pings itself, and not to a peer whose send queue is over the bound, as `ws` stops
- * answering a peer that does not read).
+ * socket; the transport tracks only closing sockets, the relay the open ones), no pong closure
+ * (`autoPong: false`: the relay answers pings itself, and not to a peer whose send queue is over the
+ * bound, as `ws` stops answering a peer that does not read).
  */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -230,10 +230,14 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
     ws.transport = this;
   }
 
-  /** After `relay.shutdown()`: waits up to `graceMs` for the close handshakes, then terminates what is left. */
+  /**
+   * After `relay.shutdown()`: waits up to `graceMs` for the close handshakes, then terminates what is
+   * left, and any socket that arrived meanwhile (a peer reconnecting at once: shut down too, so tracked).
+   */
   async close(graceMs = 1000): Promise<void> {
     const deadline = Date.now() + graceMs;
     while (this.closing.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    this.relay.shutdown();
     for (const ws of this.closing) ws.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
