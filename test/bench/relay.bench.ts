@@ -17,24 +17,21 @@
  * line is rewritten both ways, so the echo peer's reply goes back to the sender). Servers and echo
  * peers each run in their own process, the load in this one. Cells are interleaved over rounds and
  * the median is reported; a ratio between two paths is the median of the per-round ratios (the two
- * cells of a round run back to back), with its spread. Then the bridge's memory per idle, signed-in
- * agent connection (RSS and heap after gc, N agents), with a bare ws server measured the same way.
+ * cells of a round run back to back), with its spread. The bridge's memory per idle agent is
+ * idle-memory.bench.ts.
  *
  * The bridge process starts with the V8 flags of client/bin/hostadm, as `hostadm bridge` does.
  *
- * Env: BENCH_ROUNDS (5), BENCH_WINDOW_MS (1500), BENCH_INFLIGHT (64), BENCH_SIZES (200,16384), BENCH_IDLE_AGENTS (500 per memory
- * round), BENCH_MEMORY_ROUNDS (3),
+ * Env: BENCH_ROUNDS (5), BENCH_WINDOW_MS (1500), BENCH_INFLIGHT (64), BENCH_SIZES (200,16384),
  * BENCH_SKIP_WORKERS=1 (leaves out the Workers bridge row, which takes ~15 s to start).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type WebSocket from 'ws';
 import { issueJoinToken } from '@hostadm/bridge/relay/join-token.ts';
 import { startWorkerdBridge } from '../../scripts/workerd-bridge.ts';
 import { reportTarget, summarize } from './ab-pairs.ts';
+import { roleBridge } from './bridge-role.ts';
 import { startNginxRelay } from './nginx-relay.ts';
 import {
   bridgeSignIn,
@@ -44,7 +41,6 @@ import {
   makeKey,
   measure,
   median,
-  memory,
   open,
   plainLink,
   spawnRole,
@@ -57,9 +53,6 @@ import { bareGcmEcho, bareGcmLink, clientChannel, echoAgentChannel, reportChanne
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const INFLIGHT = Number(process.env.BENCH_INFLIGHT ?? 64);
-const IDLE_AGENTS = Number(process.env.BENCH_IDLE_AGENTS ?? 500);
-const WARM_AGENTS = 100;
-const MEMORY_ROUNDS = Number(process.env.BENCH_MEMORY_ROUNDS ?? 3);
 const SIZES = (process.env.BENCH_SIZES ?? '200,16384').split(',').map(Number);
 const WORKERS = process.env.BENCH_SKIP_WORKERS !== '1';
 const self = fileURLToPath(import.meta.url);
@@ -67,34 +60,6 @@ const self = fileURLToPath(import.meta.url);
 // ---------------------------------------------------------------- child roles
 
 const toParent = (msg: unknown) => process.send!(msg);
-
-async function roleBridge(): Promise<void> {
-  const { startBridge, issueJoinToken, joinSecretKey } = await import('@hostadm/bridge');
-  const pino = (await import('pino')).default;
-  const dataDir = mkdtempSync(join(tmpdir(), 'hostadm-bench-bridge-'));
-  // Every bench peer comes from loopback: lift the per-address socket cap (idle agents open thousands).
-  const bridge = await startBridge({
-    listen: { host: '127.0.0.1', port: 0 },
-    dataDir,
-    logger: pino({ level: 'silent' }),
-    config: { maxConnectionsPerAddress: 100_000 },
-  });
-  const secret = joinSecretKey(dataDir);
-  process.on('message', async (msg: { cmd: string; kind?: 'agent' | 'client'; n?: number }) => {
-    if (msg.cmd === 'tokens') {
-      const tokens: string[] = [];
-      for (let i = 0; i < (msg.n ?? 1); i++) tokens.push((await issueJoinToken(secret, { kind: msg.kind!, ttlSeconds: 600 }, Date.now())).token);
-      toParent({ tokens });
-    } else if (msg.cmd === 'mem') {
-      toParent({ mem: await memory(), metrics: bridge.metrics() });
-    } else if (msg.cmd === 'stop') {
-      await bridge.close();
-      rmSync(dataDir, { recursive: true, force: true });
-      process.exit(0);
-    }
-  });
-  toParent({ url: bridge.url });
-}
 
 /**
  * The far end: echoes every relay frame back unchanged. On the bridge it signs in as an agent first.
@@ -359,54 +324,6 @@ async function parent(): Promise<void> {
     await workers?.stop();
     if ('url' in nginx) await nginx.stop();
 
-    // ---- memory per idle agent
-    const tokens = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: MEMORY_ROUNDS * IDLE_AGENTS + WARM_AGENTS })).tokens;
-    const keys = tokens.map(() => makeKey('ed25519'));
-    const agents: WebSocket[] = [];
-    const connectMany = async (from: number, to: number) => {
-      for (let i = from; i < to; i += 50) {
-        const batch = [];
-        for (let j = i; j < Math.min(to, i + 50); j++) batch.push(bridgeSignIn(bridgeUrl, 'server', keys[j]!, tokens[j]!, [`bench-user-key-${j % 10}`]));
-        for (const { ws } of await Promise.all(batch)) agents.push(ws);
-      }
-    };
-    // Warm-up: the sign-in path's optimized code and first allocations are not per-connection costs.
-    await connectMany(0, WARM_AGENTS);
-    const bare: WebSocket[] = [];
-    const openBare = async (n: number) => {
-      for (let i = 0; i < n; i += 100)
-        bare.push(...(await Promise.all(Array.from({ length: Math.min(100, n - i) }, () => open(`ws://127.0.0.1:${echoPort}`)))));
-    };
-    await openBare(WARM_AGENTS);
-    await new Promise((r) => setTimeout(r, 300));
-    // Rounds of IDLE_AGENTS more on each (the bridge's signed-in agents, then a bare ws server's plain
-    // sockets), each round one ratio of the two growths: the spread says how far RSS readings wander.
-    type Mem = { mem: { rss: number; heap: number } };
-    const perAgent: Array<{ rss: number; heap: number; bareRss: number; bareHeap: number }> = [];
-    for (let round = 0; round < MEMORY_ROUNDS; round++) {
-      const from = WARM_AGENTS + round * IDLE_AGENTS;
-      const before = (await bridge.ask<Mem>({ cmd: 'mem' })).mem;
-      await connectMany(from, from + IDLE_AGENTS);
-      await new Promise((r) => setTimeout(r, 500));
-      const after = (await bridge.ask<Mem>({ cmd: 'mem' })).mem;
-      const bareBefore = (await echo.ask<Mem>({ cmd: 'mem' })).mem;
-      await openBare(IDLE_AGENTS);
-      await new Promise((r) => setTimeout(r, 500));
-      const bareAfter = (await echo.ask<Mem>({ cmd: 'mem' })).mem;
-      const per = (a: number, b: number) => (a - b) / IDLE_AGENTS / 1024;
-      perAgent.push({
-        rss: per(after.rss, before.rss),
-        heap: per(after.heap, before.heap),
-        bareRss: per(bareAfter.rss, bareBefore.rss),
-        bareHeap: per(bareAfter.heap, bareBefore.heap),
-      });
-    }
-    const agentsNow = (await bridge.ask<{ metrics: { connections: { agent: number } } }>({ cmd: 'mem' })).metrics.connections.agent;
-    const kib = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' / ');
-    console.log(
-      `memory per idle signed-in agent on the bridge (${agentsNow} agents, ${MEMORY_ROUNDS} rounds of ${IDLE_AGENTS}): RSS ${kib(perAgent.map((p) => p.rss))} KiB, heap ${kib(perAgent.map((p) => p.heap))} KiB` +
-        `   (bare ws server per socket: RSS ${kib(perAgent.map((p) => p.bareRss))} KiB, heap ${kib(perAgent.map((p) => p.bareHeap))} KiB)`,
-    );
     for (const size of SIZES) {
       const at = `${sizeLabel(size)} × ${INFLIGHT}`;
       reportTarget(`Relay: bridge vs minimal relay, msg/s at ${at}`, pairRatio('bridge', 'minimal relay', size, INFLIGHT), 1.0, 'at-least');
@@ -415,9 +332,6 @@ async function parent(): Promise<void> {
       // The channel as the SDK and the agent negotiate it on this bridge (hsc2); hsc1's ratio is printed above.
       reportTarget(`Channel: bridge+hsc2 vs bridge, msg/s at ${at}`, pairRatio('bridge+hsc2‡', 'bridge', size, INFLIGHT), 0.7, 'at-least');
     }
-    reportTarget('Memory: bridge RSS per idle agent vs a bare ws server, per round', summarize(perAgent.map((p) => p.rss / p.bareRss)), 1.0);
-    reportTarget('Memory: bridge heap per idle agent vs a bare ws server, per round', summarize(perAgent.map((p) => p.heap / p.bareHeap)), 1.0);
-    for (const ws of [...agents, ...bare]) ws.terminate();
     bridge.proc.send({ cmd: 'stop' });
     await new Promise((r) => bridge.proc.once('exit', r));
     console.log(`(bench took ${((performance.now() - started) / 1000).toFixed(0)} s)`);

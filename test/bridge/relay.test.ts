@@ -300,6 +300,35 @@ test('heartbeat: pings every 20 s; a peer that answers stays, one silent for 60 
   await until(() => pings === 2, 'the second ping (t=59 s, 39 s after the first)');
 });
 
+test("a peer's ping is answered with its payload (the agent's heartbeat), and counts as no relayed frame", async (t) => {
+  const bridge = await startTestBridge(t);
+  const { agent } = await pair(t, bridge);
+  const payload = randomBytes(16);
+  const pong = new Promise<Buffer>((resolve) => agent.ws.once('pong', resolve));
+  agent.ws.ping(payload);
+  assert.deepEqual(await pong, payload);
+  assert.equal((await bridge.metrics()).frames_relayed, 0);
+});
+
+test('closing the bridge also ends a socket that connected during its shutdown grace', {
+  skip: nodeOnly('the Node bridge process closes its own sockets'),
+}, async (t) => {
+  const bridge = await startTestBridge(t);
+  const { agent } = await pair(t, bridge);
+  // The agent stops reading, so the bridge waits its whole grace for the agent's close handshake.
+  (agent.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+  const closing = bridge.close();
+  const late = new WebSocket(bridge.url);
+  const lateClosed = new Promise<number>((resolve) => late.once('close', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    late.once('open', () => resolve());
+    late.once('error', reject);
+  });
+  await closing;
+  await lateClosed;
+  assert.equal(late.readyState, WebSocket.CLOSED);
+});
+
 test('GET /healthz and /metrics', async (t) => {
   const bridge = await startTestBridge(t);
   const { client, agent, agentId } = await pair(t, bridge);

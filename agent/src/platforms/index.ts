@@ -25,6 +25,14 @@ export async function createPlatform(kind: PlatformKind | 'auto', options: Platf
   }
 }
 
+/** Loads the modules of the platform of this kind without making it (for a process that restarts once its modules are loaded). */
+export async function loadPlatformModules(kind: PlatformKind | 'auto'): Promise<void> {
+  const resolved = kind === 'auto' ? detectPlatform() : kind;
+  if (resolved === 'sim') await import('./sim/index.ts');
+  else if (resolved === 'linux') await import('./linux/index.ts');
+  else await import('./freebsd/index.ts');
+}
+
 /** A Linux distribution whose admins are in `sudo` rather than `wheel` (Debian, Ubuntu). */
 export function defaultLinuxAdminGroup(): string {
   try {

@@ -32,9 +32,8 @@ export interface DirectoryDeps {
 
 export class Directory {
   private readonly deps: DirectoryDeps;
-  /** Agents in this relay's host rooms, by index entry, and the entries of each. */
+  /** Agents of this relay by index entry (the entries of each are its `directoryEntries`: no second table per agent). */
   private readonly hostsByEntry = new Map<string, Set<Peer>>();
-  private readonly hostEntries = new Map<Peer, ReadonlySet<string>>();
   /** Directory clients of this relay, by entry. */
   private readonly clientsByEntry = new Map<string, Set<Peer>>();
   readonly clients = new Set<Peer>();
@@ -48,9 +47,9 @@ export class Directory {
 
   /** An agent in its host room listed its keys (or was revived with them: `indexed` false). */
   hostListed(agent: Peer, entries: ReadonlySet<string>, indexed = true): void {
-    const before = this.hostEntries.get(agent);
+    const before = agent.directoryEntries ?? undefined;
     this.unindexHost(agent);
-    this.hostEntries.set(agent, entries);
+    agent.directoryEntries = entries;
     for (const e of entries) addTo(this.hostsByEntry, e, agent);
     if (indexed && this.deps.index && agent.key) {
       this.deps.index
@@ -70,10 +69,10 @@ export class Directory {
   }
 
   hostLeft(agent: Peer): void {
-    const before = this.hostEntries.get(agent);
+    const before = agent.directoryEntries;
     if (!before) return;
     this.unindexHost(agent);
-    this.hostEntries.delete(agent);
+    agent.directoryEntries = null;
     if (this.deps.index && agent.key) {
       this.deps.index
         .left({ keyId: agent.key.id, connectionId: agent.id })
@@ -150,7 +149,7 @@ export class Directory {
   }
 
   private unindexHost(agent: Peer): void {
-    for (const e of this.hostEntries.get(agent) ?? []) removeFrom(this.hostsByEntry, e, agent);
+    for (const e of agent.directoryEntries ?? []) removeFrom(this.hostsByEntry, e, agent);
   }
 }
 

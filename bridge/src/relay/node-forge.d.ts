@@ -1,5 +1,5 @@
 /**
- * The two node-forge modules key-crypto.ts loads, typed here instead of through `@types/node-forge`:
+ * The two node-forge modules key-crypto.ts loads (and the CLI's self-signed-cert.ts: the ASN.1 one), typed here instead of through `@types/node-forge`:
  * that package starts with `/// <reference types="node" />`, so importing `node-forge` would pull
  * every Node global into the runtime-independent core (bridge/tsconfig.core.json has `types: []`)
  * and that check could no longer catch a stray `Buffer`. Deep imports also keep forge's RSA/PRNG
@@ -17,12 +17,26 @@ declare module 'node-forge/lib/asn1.js' {
   }
   const asn1: {
     Class: { UNIVERSAL: number; CONTEXT_SPECIFIC: number };
-    Type: { INTEGER: number; BITSTRING: number; NULL: number; OID: number; SEQUENCE: number };
+    Type: {
+      BOOLEAN: number;
+      INTEGER: number;
+      BITSTRING: number;
+      OCTETSTRING: number;
+      NULL: number;
+      OID: number;
+      UTF8: number;
+      SEQUENCE: number;
+      SET: number;
+      UTCTIME: number;
+      GENERALIZEDTIME: number;
+    };
     fromDer(bytes: string, options?: { strict?: boolean; parseAllBytes?: boolean; decodeBitStrings?: boolean }): Asn1;
     toDer(obj: Asn1): { getBytes(): string };
     create(tagClass: number, type: number, constructed: boolean, value: string | Asn1[]): Asn1;
     derToOid(bytes: string): string;
     oidToDer(oid: string): { getBytes(): string };
+    dateToUtcTime(date: Date): string;
+    dateToGeneralizedTime(date: Date): string;
   };
   export type { Asn1 };
   export default asn1;

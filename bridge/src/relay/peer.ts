@@ -43,6 +43,8 @@ export class Peer {
   challengeMd5 = '';
   /** md5_keys the peer listed (list_ssl_checksums / bridge_keys). */
   md5Keys: ReadonlySet<string> = NO_IDS;
+  /** Agents: the entries the directory indexes it under (directory.ts), null until it listed its keys. */
+  directoryEntries: ReadonlySet<string> | null = null;
   /** Ids last announced to this peer: the only destinations it may send to. */
   announced: ReadonlySet<string> = NO_IDS;
   /** How each of those was matched, when any only by host name ('' when all share a key). */

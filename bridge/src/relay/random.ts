@@ -45,5 +45,7 @@ export async function hostKeyFingerprint(spkiPem: string): Promise<string> {
   const der = pemBody(spkiPem);
   const raw = der.slice(der.length - 32);
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', raw));
-  return `SHA256:${base64url(digest)}`;
+  // Joined rather than a template literal: one flat string, kept by every signed-in agent (a template would keep
+  // a pair of pieces, one a slice of the padded base64: 128 bytes instead of 64).
+  return ['SHA256', base64url(digest)].join(':');
 }

@@ -8,7 +8,7 @@
  * 1. On an upgrade request: `await relay.admit(address)` (a reason → refuse with 429), accept the socket,
  *    `const peer = relay.open(socket, address)`.
  * 2. Each frame: `relay.receive(peer, data, isBinary)`: text as bytes (Node) or string (Workers).
- *    Each pong: `relay.pong(peer)`. On close: `relay.closed(peer)`.
+ *    Each ping: answer it when `relay.pinged(peer)`; each pong: `relay.pong(peer)`. On close: `relay.closed(peer)`.
  * 3. About once a second: `relay.sweep()` (timeouts, heartbeat, stuck queues, revocations by others,
  *    and the store's prune when due).
  * 4. `POST /admin/revoke` → `relay.revoke(ref)`; `GET /metrics` → `relay.snapshot()`.
@@ -48,10 +48,14 @@ export class Relay implements ApiHost {
   /** Directory sockets and the hosts they are announced (directory.ts). */
   readonly directory: Directory;
   private readonly sessions: SessionIndex | null;
-  private readonly peers = new Set<Peer>();
+  /**
+   * Every open peer is in one of these two: not identified yet (no id), or by its id. One table entry
+   * per peer, not two (idle agents are most peers).
+   */
+  private readonly unidentified = new Set<Peer>();
+  private readonly byId = new Map<string, Peer>();
   /** Open sockets per remote address (admit refuses past `maxConnectionsPerAddress`). */
   private readonly openByAddress = new Map<string, number>();
-  private readonly byId = new Map<string, Peer>();
   private readonly signedInByKey = new SignedInIndex();
   private readonly lastSeen = new LastSeenThrottle();
   private readonly matcher = new Matcher();
@@ -133,7 +137,7 @@ export class Relay implements ApiHost {
    * re-announced.
    */
   restored(): void {
-    for (const peer of this.peers) {
+    for (const peer of this.allPeers()) {
       const offer = this.matcher.offer(peer);
       peer.announced = offer.length === 0 ? NO_IDS : new Set(offer.map((q) => q.id));
     }
@@ -172,6 +176,18 @@ export class Relay implements ApiHost {
     this.closePeer(peer, CLOSE.tooBig, 'frame too large');
   }
 
+  /**
+   * The peer pinged: whether the runtime answers. Not while the peer's send queue is over the bound
+   * (marked, as a suppressed reply is): a peer that pings and never reads cannot grow it with pongs.
+   */
+  pinged(peer: Peer): boolean {
+    if (peer.closed) return false;
+    if (peer.socket.bufferedAmount <= this.config.maxQueueBytes) return true;
+    markOverBound(peer, this.clock.now());
+    this.metrics.repliesSuppressed++;
+    return false;
+  }
+
   pong(peer: Peer): void {
     this.metrics.pongs++;
     peer.lastSeen = this.clock.now();
@@ -195,7 +211,7 @@ export class Relay implements ApiHost {
       const c = this.config;
       const ping = now - this.lastPing >= c.heartbeatIntervalSeconds * 1000;
       if (ping) this.lastPing = now;
-      for (const peer of [...this.peers]) {
+      for (const peer of this.allPeers()) {
         if (peer.state !== 'signed-in' && now - peer.connectedAt >= c.unauthenticatedCloseSeconds * 1000) {
           this.closePeer(peer, CLOSE.unauthenticated, 'not signed in');
         } else if (now - peer.lastSeen >= c.silentCloseSeconds * 1000) {
@@ -232,7 +248,7 @@ export class Relay implements ApiHost {
 
   /** Closes every connection (1001) and forgets them. */
   shutdown(): void {
-    for (const peer of [...this.peers]) this.closePeer(peer, CLOSE.shuttingDown, 'bridge shutting down');
+    for (const peer of this.allPeers()) this.closePeer(peer, CLOSE.shuttingDown, 'bridge shutting down');
   }
 
   snapshot(): MetricsSnapshot {
@@ -262,13 +278,15 @@ export class Relay implements ApiHost {
     // and a template literal would keep that tree and add to it: ~500 bytes per idle peer instead of ~60.
     peer.id = [kind, crypto.randomUUID()].join('-');
     peer.state = 'identified';
+    this.unidentified.delete(peer);
     this.byId.set(peer.id, peer);
     this.metrics.moved('pending', kind);
   }
 
   signedIn(peer: Peer, key: KeyRecord, fingerprint: string | null): void {
     peer.state = 'signed-in';
-    peer.key = { id: key.id, md5Key: key.md5Key, nickname: key.nickname };
+    // The nickname is usually the host name the peer identified with: one string kept instead of two.
+    peer.key = { id: key.id, md5Key: key.md5Key, nickname: key.nickname === peer.hostname ? peer.hostname : key.nickname };
     peer.hostKeyFingerprint = fingerprint;
     const replaced = this.signedInByKey.add(peer);
     if (replaced) this.closePeer(replaced, CLOSE.replaced, 'replaced by a newer connection with the same key');
@@ -288,7 +306,9 @@ export class Relay implements ApiHost {
    */
   setKeys(peer: Peer, list: KeyList): void {
     if (peer.closed || peer.state !== 'signed-in') return;
-    let keys = new Set(list.md5_keys.slice(0, this.config.maxKeysPerPeer));
+    // Filled by add(): a Set made from an array starts with a larger table (~200 bytes for one key, kept by every idle agent).
+    let keys = new Set<string>();
+    for (const md5 of list.md5_keys.slice(0, this.config.maxKeysPerPeer)) keys.add(md5);
     // A client matches by its own key only (it signed in with it); other md5_keys would let it probe
     // which agents accept someone else's key.
     if (peer.kind === 'client') {
@@ -344,15 +364,20 @@ export class Relay implements ApiHost {
     peer.socket.send(JSON.stringify(event));
   }
 
+  /** A copy: callers close peers while they go through it. */
+  private allPeers(): Peer[] {
+    return [...this.unidentified, ...this.byId.values()];
+  }
+
   private addPeer(peer: Peer): void {
-    this.peers.add(peer);
+    if (!peer.id) this.unidentified.add(peer);
     this.openByAddress.set(peer.address, (this.openByAddress.get(peer.address) ?? 0) + 1);
   }
 
   private detach(peer: Peer): void {
     peer.closed = true;
     peer.chain = null;
-    this.peers.delete(peer);
+    this.unidentified.delete(peer);
     const left = (this.openByAddress.get(peer.address) ?? 1) - 1;
     if (left > 0) this.openByAddress.set(peer.address, left);
     else this.openByAddress.delete(peer.address);

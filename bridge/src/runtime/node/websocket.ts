@@ -4,10 +4,17 @@
  * Workers); the app's `/relay` route calls `upgrade` below, which completes the handshake and hands
  * the socket to the relay. `maxPayload` makes `ws` refuse an oversized frame from its header, before
  * buffering it.
+ *
+ * Idle connections are most of a bridge's sockets, so nothing here is allocated per socket beyond
+ * what `ws` needs (docs/bridge-protocol.md §2.11): no listeners (RelayWebSocket's `emit` calls the
+ * relay), no client set (`clientTracking: false`: it would add a closure and a listener array per
+ * socket; the transport tracks only closing sockets, the relay the open ones), no pong closure
+ * (`autoPong: false`: the relay answers pings itself, and not to a peer whose send queue is over the
+ * bound, as `ws` stops answering a peer that does not read).
  */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { type Server as WsServer, WebSocket, WebSocketServer } from 'ws';
 import type { Context, Hono } from 'hono';
 import type { BridgeRuntime } from '../../app.ts';
 import type { Relay } from '../../relay/relay.ts';
@@ -109,39 +116,72 @@ class WsPeerSocket implements PeerSocket {
   }
 }
 
-const RELAY = Symbol('relay');
-const PEER = Symbol('peer');
-type AttachedWs = WebSocket & { [RELAY]: Relay; [PEER]: Peer };
+/**
+ * `ws`'s WebSocket with its events handed to the relay by `emit` itself, not through listeners:
+ * five listeners would put a listener table (~260 bytes) on every socket; an override costs nothing
+ * per socket. Set on attach; before that (never, on a server socket) events go the usual way. Every
+ * event `ws` emits on a server socket has at most two arguments.
+ */
+class RelayWebSocket extends WebSocket {
+  transport: NodeRelayTransport | undefined = undefined;
+  peer: Peer | undefined = undefined;
 
-function onMessage(this: WebSocket, data: RawData, isBinary: boolean): void {
-  const ws = this as AttachedWs;
-  ws[RELAY].receive(ws[PEER], data as Buffer, isBinary);
-}
+  /** Either side's close (`ws` calls this when the peer's close frame arrives): tracked until the socket is gone. */
+  override close(code?: number, reason?: string | Buffer): void {
+    this.transport?.closing.add(this);
+    super.close(code, reason);
+  }
 
-function onPong(this: WebSocket): void {
-  const ws = this as AttachedWs;
-  ws[RELAY].pong(ws[PEER]);
-}
-
-function onClose(this: WebSocket): void {
-  const ws = this as AttachedWs;
-  ws[RELAY].closed(ws[PEER]);
-}
-
-function onError(this: WebSocket, err: Error & { code?: string }): void {
-  const ws = this as AttachedWs;
-  if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') ws[RELAY].oversize(ws[PEER]);
-  else ws[RELAY].logger.debug({ err, peer: ws[PEER].id }, 'websocket error');
+  override emit(event: string | symbol, a?: unknown, b?: unknown): boolean {
+    const { transport, peer } = this;
+    if (!transport || !peer) return super.emit(event, a, b);
+    const relay = transport.relay;
+    switch (event) {
+      case 'message':
+        relay.receive(peer, a as Buffer, b as boolean);
+        return true;
+      case 'ping':
+        if (this.readyState === this.OPEN && relay.pinged(peer)) this.pong(a as Buffer);
+        return true;
+      case 'pong':
+        relay.pong(peer);
+        return true;
+      case 'close':
+        transport.closing.delete(this);
+        relay.closed(peer);
+        return true;
+      case 'error': {
+        const err = a as Error & { code?: string };
+        if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') relay.oversize(peer);
+        else relay.logger.debug({ err, peer: peer.id }, 'websocket error');
+        return true;
+      }
+      default:
+        return super.emit(event, a, b);
+    }
+  }
 }
 
 /** The Node runtime of the app's `/relay` route: completes upgrades with `ws` and feeds the relay. */
 export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
-  readonly wss: WebSocketServer;
-  private readonly relay: Relay;
+  readonly wss: WsServer<typeof RelayWebSocket>;
+  readonly relay: Relay;
+  /**
+   * Sockets closing (by either side) and not closed yet: what `close` waits for and then terminates.
+   * Open sockets are the relay's peers (`relay.shutdown()` closes them all), so none is tracked here.
+   */
+  readonly closing = new Set<RelayWebSocket>();
 
   constructor(relay: Relay) {
     this.relay = relay;
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: relay.config.maxFrameBytes, perMessageDeflate: false });
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: relay.config.maxFrameBytes,
+      perMessageDeflate: false,
+      clientTracking: false,
+      autoPong: false,
+      WebSocket: RelayWebSocket,
+    });
   }
 
   remoteAddress(c: Context<{ Bindings: NodeEnv }>): string {
@@ -185,23 +225,20 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
     };
   }
 
-  private attach(ws: WebSocket, address: string, room: RoomName): void {
-    const peer = this.relay.open(new WsPeerSocket(ws), address, room);
-    // Shared listeners (no closures per connection): the socket carries its relay and peer.
-    const attached = ws as AttachedWs;
-    attached[RELAY] = this.relay;
-    attached[PEER] = peer;
-    ws.on('message', onMessage);
-    ws.on('pong', onPong);
-    ws.on('close', onClose);
-    ws.on('error', onError);
+  private attach(ws: RelayWebSocket, address: string, room: RoomName): void {
+    ws.peer = this.relay.open(new WsPeerSocket(ws), address, room);
+    ws.transport = this;
   }
 
-  /** Closes what the relay has not closed already; waits up to `graceMs` for close handshakes. */
+  /**
+   * After `relay.shutdown()`: waits up to `graceMs` for the close handshakes, then terminates what is
+   * left, and any socket that arrived meanwhile (a peer reconnecting at once: shut down too, so tracked).
+   */
   async close(graceMs = 1000): Promise<void> {
     const deadline = Date.now() + graceMs;
-    while (this.wss.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    for (const ws of this.wss.clients) ws.terminate();
+    while (this.closing.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    this.relay.shutdown();
+    for (const ws of this.closing) ws.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 }

@@ -1,10 +1,12 @@
 import pino from 'pino';
-import { startAgent } from '@hostadm/agent/agent.ts';
+import type { startAgent as StartAgent } from '@hostadm/agent/agent.ts';
+import { loadDrizzleWithoutPackageJsonReparse } from '@hostadm/shared/node/drizzle-load-hook.ts';
 import { DEFAULT_SIM_PASSWORD } from '@hostadm/agent/platforms/sim/accounts.ts';
 import type { AgentCliOptions } from '../program.ts';
 import { reportError } from '../lib/exit.ts';
 import { readSecret } from '../lib/secrets.ts';
 import { exitIfAddressInUse } from '../lib/port-in-use.ts';
+import { restartWithoutTypeStripper, shouldRestartWithoutTypeStripper } from '../lib/type-stripper-restart.ts';
 import { resolve } from 'node:path';
 
 /** Where a real agent keeps its data when --data is not given (root only, see below). */
@@ -55,8 +57,17 @@ export async function runAgentCommand(opts: AgentCliOptions): Promise<void> {
     process.stderr.write(`error: a sim agent on ${host} needs --sim-password (the default password is public)\n`);
     process.exit(2);
   }
+  // The agent's modules (drizzle-orm among them) load after the hook is in place: see drizzle-load-hook.ts.
+  loadDrizzleWithoutPackageJsonReparse();
+  const { startAgent } = await import('@hostadm/agent/agent.ts');
+  // From the TypeScript sources with a cold compile cache: begin again without the type stripper once
+  // the agent's modules, its platform's included, are loaded (type-stripper-restart.ts).
+  if (shouldRestartWithoutTypeStripper()) {
+    await (await import('@hostadm/agent/platforms/index.ts')).loadPlatformModules(platformChoice);
+    restartWithoutTypeStripper();
+  }
   const logger = pino({ name: 'hostadm-agent', level: opts.logLevel }, pino.destination(2));
-  let agent: Awaited<ReturnType<typeof startAgent>>;
+  let agent: Awaited<ReturnType<typeof StartAgent>>;
   try {
     agent = await startAgent({
       platform: platformChoice,

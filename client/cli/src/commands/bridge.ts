@@ -69,7 +69,7 @@ export function bridgeCommand(): Command {
       const { runCommand } = await import('../lib/exit.ts');
       await runCommand(async () => {
         await checkNickname(opts.nickname);
-        const { issueJoinToken, joinSecretKey } = await import('@hostadm/bridge');
+        const { issueJoinToken, joinSecretKey } = await loadBridge();
         const { userInfo } = await import('node:os');
         const { token } = await issueJoinToken(
           joinSecretKey(opts.data),
@@ -125,7 +125,10 @@ async function serve(opts: ServeOptions): Promise<void> {
     process.exit(2);
   }
   const { default: pino } = await import('pino');
-  const { startBridge } = await import('@hostadm/bridge');
+  const { startBridge } = await loadBridge();
+  // From the TypeScript sources with a cold compile cache: begin again without the type stripper (type-stripper-restart.ts).
+  const restart = await import('../lib/type-stripper-restart.ts');
+  if (restart.shouldRestartWithoutTypeStripper()) restart.restartWithoutTypeStripper();
   const logger = pino({ name: 'hostadm-bridge', level: opts.logLevel }, pino.destination(2));
   const bridge = await startBridge({
     listen: opts.listen,
@@ -165,7 +168,7 @@ async function remoteCommand(opts: AdminOptions, body: (url: string) => Promise<
 }
 
 async function revoke(ref: string, opts: { data: string }): Promise<void> {
-  const { ADMIN_SECRET_FILE, URL_FILE, readOrCreateSecret } = await import('@hostadm/bridge');
+  const { ADMIN_SECRET_FILE, URL_FILE, readOrCreateSecret } = await loadBridge();
   const { existsSync, readFileSync } = await import('node:fs');
   const { join } = await import('node:path');
   const store = await openStore(opts.data);
@@ -213,7 +216,7 @@ async function openStore(dataDir: string) {
     process.stderr.write(`error: no bridge database in ${dataDir} (start the bridge once with --data ${dataDir})\n`);
     process.exit(1);
   }
-  const { SqliteKeyStore } = await import('@hostadm/bridge');
+  const { SqliteKeyStore } = await loadBridge();
   return new SqliteKeyStore(dataDir);
 }
 
@@ -238,4 +241,14 @@ function parseDuration(value: string): number {
   const seconds = n * { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[match[2] as '' | 's' | 'm' | 'h' | 'd'];
   if (seconds > 365 * 86400) throw new InvalidArgumentError('at most a year');
   return seconds;
+}
+
+/**
+ * The bridge's modules, drizzle-orm among them, loaded after drizzle-load-hook.ts is in place (without
+ * it Node re-parses drizzle-orm's 175 KB exports map for each of its modules: a peak of ~170 MB more).
+ */
+async function loadBridge(): Promise<typeof import('@hostadm/bridge')> {
+  const { loadDrizzleWithoutPackageJsonReparse } = await import('@hostadm/shared/node/drizzle-load-hook.ts');
+  loadDrizzleWithoutPackageJsonReparse();
+  return import('@hostadm/bridge');
 }

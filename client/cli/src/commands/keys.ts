@@ -3,7 +3,7 @@
  * directory, registered through an authenticated session (`register_ssl_cert` with `proof` = the
  * session token signed with the key), then usable for key sign-in (`--key`, or a profile's key).
  */
-import { createHash, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import type { ConnectionOptions } from '../client-commands.ts';
@@ -11,6 +11,7 @@ import { certPathFor, ensureDir, configDir, KEY_NAME, keyPaths, keysDir, writePr
 import { runCommand, usageError } from '../lib/exit.ts';
 import { printJson, printTable } from '../lib/output.ts';
 import { openClient } from '../lib/session.ts';
+import { selfSignedCertificate } from '../lib/self-signed-cert.ts';
 
 /** base64 MD5 of the key's SPKI PEM: the `md5_key` the agent lists. */
 export function md5OfCert(certPem: string): string {
@@ -54,35 +55,20 @@ export async function createKeyFiles(name: string): Promise<string> {
     const paths = keyPaths(name);
     ensureDir(configDir());
     ensureDir(keysDir());
-    const { default: forge } = await import('node-forge');
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const cert = forge.pki.createCertificate();
-    cert.publicKey = forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }).toString());
-    // A positive serial: a leading 0x01 byte keeps the top bit clear.
-    cert.serialNumber = `01${randomBytes(15).toString('hex')}`;
     const now = new Date();
-    cert.validity.notBefore = new Date(now.getTime() - 60_000);
-    cert.validity.notAfter = new Date(now.getTime() + 10 * 365 * 24 * 3600 * 1000);
     let who = 'user';
     try {
       who = userInfo().username;
     } catch {
       // no passwd entry
     }
-    const subject = [
-      { name: 'commonName', value: `hostadm ${opts.name} ${who}@${hostname()}` },
-      { name: 'organizationName', value: 'hostadm client key' },
-    ];
-    cert.setSubject(subject);
-    cert.setIssuer(subject);
-    cert.setExtensions([
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, critical: true },
-      { name: 'extKeyUsage', clientAuth: true },
-      { name: 'subjectKeyIdentifier' },
-    ]);
-    cert.sign(forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs1', format: 'pem' }).toString()), forge.md.sha256.create());
-    const certPem = forge.pki.certificateToPem(cert);
+    const certPem = selfSignedCertificate(privateKey, publicKey, {
+      commonName: `hostadm ${opts.name} ${who}@${hostname()}`,
+      organizationName: 'hostadm client key',
+      notBefore: new Date(now.getTime() - 60_000),
+      notAfter: new Date(now.getTime() + 10 * 365 * 24 * 3600 * 1000),
+    });
     writePrivateFile(paths.key, privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
     // Public, but kept 0600 like everything in the config directory (the owner hands it out).
     writePrivateFile(paths.cert, certPem);
