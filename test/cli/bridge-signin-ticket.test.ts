@@ -7,14 +7,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPrivateKey, createPublicKey } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentFor, clientFor } from '../helpers/agent.ts';
-import { signatureProof, type TestKey } from '../helpers/keys.ts';
-import { startTestBridge, type TestBridge } from '../bridge/helpers.ts';
+import type { TestBridge } from '../bridge/helpers.ts';
 import { runCli, show } from './cli-support.ts';
+import { bridgedProfile } from './bridged-profile.ts';
 
 async function bridgeSignIns(bridge: TestBridge): Promise<{ byTicket: number; issued: number; failures: number }> {
   const m = await bridge.metrics();
@@ -22,25 +19,7 @@ async function bridgeSignIns(bridge: TestBridge): Promise<{ byTicket: number; is
 }
 
 test('a bridged profile: the second command signs in to the bridge with the ticket the first left, no RSA; a refused one falls back to the key', async (t) => {
-  const bridge = await startTestBridge(t);
-  const agent = await agentFor(t, { bridge: { url: bridge.url, joinToken: await bridge.token('agent', { nickname: 'simhost' }), nickname: 'simhost' } });
-  await agent.bridgeLink?.ready();
-  const config = mkdtempSync(join(tmpdir(), 'hostadm-bridge-ticket-cli-'));
-  t.after(() => rmSync(config, { recursive: true, force: true }));
-  const env = { XDG_CONFIG_HOME: config, NO_COLOR: '1' };
-
-  assert.equal((await runCli(['keys', 'new', '--name', 'laptop'], env)).code, 0);
-  const keyPath = join(config, 'hostadm', 'keys', 'laptop.key');
-  const privateKey = createPrivateKey(readFileSync(keyPath, 'utf8'));
-  const spkiPem = createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
-  const key: TestKey = { privateKey, pubKeyB64: Buffer.from(spkiPem).toString('base64'), algorithm: 'rsa' };
-  const admin = await clientFor(t, agent, 'admin');
-  const token = await admin.login('admin');
-  const registered = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
-  assert.equal(registered.name, 'response', JSON.stringify(registered.args));
-  admin.close();
-  const added = await runCli(['profile', 'add', 'lab', '--bridge', bridge.url, '--host', 'simhost', '--key', keyPath], env);
-  assert.equal(added.code, 0, show(added));
+  const { bridge, agent, config, env } = await bridgedProfile(t, 'bridge-ticket-cli');
 
   const call = ['call', 'systemmanager', 'memorystats', '--profile', 'lab'];
   const before = await bridgeSignIns(bridge);

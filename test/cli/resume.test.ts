@@ -6,14 +6,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPrivateKey, createPublicKey } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentFor, clientFor, type TestAgent } from '../helpers/agent.ts';
-import { signatureProof, type TestKey } from '../helpers/keys.ts';
-import { startTestBridge } from '../bridge/helpers.ts';
+import type { TestAgent } from '../helpers/agent.ts';
 import { runCli, show } from './cli-support.ts';
+import { bridgedProfile } from './bridged-profile.ts';
 
 function signIns(agent: TestAgent): string[] {
   return agent.services.audit
@@ -24,25 +21,7 @@ function signIns(agent: TestAgent): string[] {
 }
 
 test('a bridged profile: the second command resumes with the ticket the first left in a 0600 file', async (t) => {
-  const bridge = await startTestBridge(t);
-  const agent = await agentFor(t, { bridge: { url: bridge.url, joinToken: await bridge.token('agent', { nickname: 'simhost' }), nickname: 'simhost' } });
-  await agent.bridgeLink?.ready();
-  const config = mkdtempSync(join(tmpdir(), 'hostadm-resume-cli-'));
-  t.after(() => rmSync(config, { recursive: true, force: true }));
-  const env = { XDG_CONFIG_HOME: config, NO_COLOR: '1' };
-
-  assert.equal((await runCli(['keys', 'new', '--name', 'laptop'], env)).code, 0);
-  const keyPath = join(config, 'hostadm', 'keys', 'laptop.key');
-  const privateKey = createPrivateKey(readFileSync(keyPath, 'utf8'));
-  const spkiPem = createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
-  const key: TestKey = { privateKey, pubKeyB64: Buffer.from(spkiPem).toString('base64'), algorithm: 'rsa' };
-  const admin = await clientFor(t, agent, 'admin');
-  const token = await admin.login('admin');
-  const registered = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
-  assert.equal(registered.name, 'response', JSON.stringify(registered.args));
-  admin.close();
-  const added = await runCli(['profile', 'add', 'lab', '--bridge', bridge.url, '--host', 'simhost', '--key', keyPath], env);
-  assert.equal(added.code, 0, show(added));
+  const { bridge, agent, config, env } = await bridgedProfile(t, 'resume-cli');
 
   const call = ['call', 'systemmanager', 'memorystats', '--profile', 'lab'];
   const first = await runCli(call, {
