@@ -9,6 +9,7 @@
  * Kept small (a handful of fields, shared empty sets) because idle agents are most connections;
  * everything here is plain data, so a Durable Object can keep it in a socket attachment.
  */
+import { CLOSE, type RelayConfig } from './config.ts';
 import type { PeerKind, PeerSocket } from './ports.ts';
 import type { RoomName } from './rooms.ts';
 
@@ -132,4 +133,21 @@ export function revivePeer(socket: PeerSocket, saved: SavedPeer, now: number): P
   peer.challengeMd5 = saved.challengeMd5;
   peer.lastSeen = now;
   return peer;
+}
+
+/**
+ * Whether the sweep must close `peer` now, and with what: not signed in in time (4001), silent (4000),
+ * or a send queue stuck over the bound (1013). A queue that drained meanwhile clears its mark.
+ */
+export function closeDue(peer: Peer, now: number, c: RelayConfig): { code: number; reason: string } | null {
+  if (peer.state !== 'signed-in' && now - peer.connectedAt >= c.unauthenticatedCloseSeconds * 1000) {
+    return { code: CLOSE.unauthenticated, reason: 'not signed in' };
+  }
+  if (now - peer.lastSeen >= c.silentCloseSeconds * 1000) return { code: CLOSE.silent, reason: 'no traffic or pong' };
+  if (!peer.overSince) return null;
+  if (peer.socket.bufferedAmount <= c.maxQueueBytes) {
+    peer.overSince = 0;
+    return null;
+  }
+  return now - peer.overSince >= c.queueStuckSeconds * 1000 ? { code: CLOSE.tryAgainLater, reason: 'send queue full' } : null;
 }

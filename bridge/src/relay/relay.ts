@@ -16,18 +16,18 @@
 import { eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { BRIDGE_IDENT_REQUEST } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { BridgeApi, type ApiHost, type KeyList } from './api.ts';
-import { CLOSE, relayConfig, type DropReason, type RelayConfig, type RelayConfigOverrides } from './config.ts';
+import { CLOSE, relayConfig, type DropReason, type RelayConfig } from './config.ts';
 import { allocateZeroed, frameText, isApiFrame, type Frame } from './frames.ts';
 import { Forwarder, markOverBound, wireSize } from './forwarding.ts';
 import { offerOf } from './announcement.ts';
 import { hostEntry, Matcher } from './matching.ts';
 import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
-import { NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
+import { closeDue, NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
 import { SignedInIndex } from './signed-in.ts';
 import { LastSeenThrottle } from './last-seen.ts';
-import { StoreRetention, type PruneMark } from './retention.ts';
+import { StoreRetention } from './retention.ts';
 import type { Clock, HmacSha256, KeyCrypto, KeyRecord, KeyStore, PeerKind, PeerSocket, RelayDeps, RelayLogger } from './ports.ts';
-import { isLoopback } from './addresses.ts';
+import { AddressCounts, isLoopback } from './addresses.ts';
 import { Directory } from './directory.ts';
 import { DIRECTORY_ROOM, SHARED_ROOM, type RoomName, type SessionIndex } from './rooms.ts';
 
@@ -55,7 +55,7 @@ export class Relay implements ApiHost {
   private readonly unidentified = new Set<Peer>();
   private readonly byId = new Map<string, Peer>();
   /** Open sockets per remote address (admit refuses past `maxConnectionsPerAddress`). */
-  private readonly openByAddress = new Map<string, number>();
+  private readonly openByAddress = new AddressCounts();
   private readonly signedInByKey = new SignedInIndex();
   private readonly lastSeen = new LastSeenThrottle();
   private readonly matcher = new Matcher();
@@ -99,7 +99,7 @@ export class Relay implements ApiHost {
    * the upgrade with 429 and this text): the address holds too many sockets, or it is blacklisted.
    */
   async admit(address: string): Promise<string | null> {
-    if ((this.openByAddress.get(address) ?? 0) >= this.config.maxConnectionsPerAddress) {
+    if (this.openByAddress.count(address) >= this.config.maxConnectionsPerAddress) {
       this.metrics.refusedTooManyConnections++;
       return `Too many connections from this address (${this.config.maxConnectionsPerAddress}); close some first`;
     }
@@ -212,14 +212,8 @@ export class Relay implements ApiHost {
       const ping = now - this.lastPing >= c.heartbeatIntervalSeconds * 1000;
       if (ping) this.lastPing = now;
       for (const peer of this.allPeers()) {
-        if (peer.state !== 'signed-in' && now - peer.connectedAt >= c.unauthenticatedCloseSeconds * 1000) {
-          this.closePeer(peer, CLOSE.unauthenticated, 'not signed in');
-        } else if (now - peer.lastSeen >= c.silentCloseSeconds * 1000) {
-          this.closePeer(peer, CLOSE.silent, 'no traffic or pong');
-        } else if (peer.overSince) {
-          if (peer.socket.bufferedAmount <= c.maxQueueBytes) peer.overSince = 0;
-          else if (now - peer.overSince >= c.queueStuckSeconds * 1000) this.closePeer(peer, CLOSE.tryAgainLater, 'send queue full');
-        }
+        const overdue = closeDue(peer, now, c);
+        if (overdue) this.closePeer(peer, overdue.code, overdue.reason);
         if (ping && !peer.closed) peer.socket.ping?.();
       }
       if (now - this.lastRevocationPoll >= c.revocationPollSeconds * 1000) {
@@ -371,16 +365,14 @@ export class Relay implements ApiHost {
 
   private addPeer(peer: Peer): void {
     if (!peer.id) this.unidentified.add(peer);
-    this.openByAddress.set(peer.address, (this.openByAddress.get(peer.address) ?? 0) + 1);
+    this.openByAddress.add(peer.address);
   }
 
   private detach(peer: Peer): void {
     peer.closed = true;
     peer.chain = null;
     this.unidentified.delete(peer);
-    const left = (this.openByAddress.get(peer.address) ?? 1) - 1;
-    if (left > 0) this.openByAddress.set(peer.address, left);
-    else this.openByAddress.delete(peer.address);
+    this.openByAddress.remove(peer.address);
     this.metrics.moved(peer.countedAs, null);
     if (peer.id) this.byId.delete(peer.id);
     if (!peer.key) return;
