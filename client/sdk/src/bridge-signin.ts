@@ -12,24 +12,15 @@ import { bridgeTicketFrom, bridgeTicketProof, bridgeTicketUsable, type BridgeSig
 import type { WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { ConnectionError } from './errors.ts';
 import { signChallenge, type WebCryptoClientKey } from './key-auth.ts';
+import { memoryKeeper, type TicketKeeper } from './ticket-keeper.ts';
 
 export type { BridgeSignInTicket } from '@hostadm/shared/crypto/bridge-ticket.ts';
 
-/**
- * Where a bridge sign-in ticket is kept between sessions. It holds a secret: keep it where only the
- * user can read it (the CLI: a 0600 file beside the channel tickets).
- */
-export interface BridgeTicketStore {
-  load(): BridgeSignInTicket | undefined;
-  /** `undefined`: forget the ticket (refused or expired). */
-  save(ticket: BridgeSignInTicket | undefined): void;
-}
+/** Where a bridge sign-in ticket is kept between sessions (the CLI: a 0600 file beside the channel tickets). */
+export type BridgeTicketStore = TicketKeeper<BridgeSignInTicket>;
 
 /** A ticket kept in memory: later sessions of the same factory sign in without RSA. */
-export function memoryBridgeTicketStore(): BridgeTicketStore {
-  let kept: BridgeSignInTicket | undefined;
-  return { load: () => kept, save: (ticket) => void (kept = ticket) };
-}
+export const memoryBridgeTicketStore: () => BridgeTicketStore = memoryKeeper;
 
 export interface BridgeSignInContext {
   /** Sends an `rpc` call to the bridge and resolves with its reply. */

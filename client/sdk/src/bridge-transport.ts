@@ -20,26 +20,17 @@ import type { WebSocketConstructor } from './websocket.ts';
 import { privateKeyOf, type PrivateKeyMaterial } from './key-auth.ts';
 import { memoryBridgeTicketStore, type BridgeTicketStore } from './bridge-signin.ts';
 import { memoized } from './memo.ts';
+import { memoryKeeper, type TicketKeeper } from './ticket-keeper.ts';
 
 export type { BridgeHostSelector } from './bridge-hosts.ts';
 export type { ClientTicket } from '@hostadm/shared/crypto/index.ts';
 export { memoryBridgeTicketStore, type BridgeSignInTicket, type BridgeTicketStore } from './bridge-signin.ts';
 
-/**
- * Where the resumption ticket for this host is kept between channels (docs/protocol.md "Resumption").
- * It holds a secret: keep it where only the user can read it (the CLI: a 0600 file per profile).
- */
-export interface TicketStore {
-  load(): ClientTicket | undefined;
-  /** `undefined`: forget the ticket (it was just used). */
-  save(ticket: ClientTicket | undefined): void;
-}
+/** Where the resumption ticket for this host is kept between channels (the CLI: a 0600 file per profile). */
+export type TicketStore = TicketKeeper<ClientTicket>;
 
 /** A ticket kept in memory: this factory's later connections (a reconnect) resume. */
-export function memoryTicketStore(): TicketStore {
-  let kept: ClientTicket | undefined;
-  return { load: () => kept, save: (ticket) => void (kept = ticket) };
-}
+export const memoryTicketStore: () => TicketStore = memoryKeeper;
 export { describeHost, relayUrl } from './bridge-hosts.ts';
 
 export interface BridgeTransportOptions {
