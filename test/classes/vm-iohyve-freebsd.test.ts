@@ -16,7 +16,7 @@ import type { RunOptions } from '@hostadm/agent/runner/runner.ts';
 import { parseIohyveDisks, parseIohyveGetall, parseIohyveIsoList, parseIohyveList, parseIohyveRoot } from '@hostadm/agent/platforms/freebsd/parse/vm-iohyve.ts';
 import { startTestAgent, type TestClient } from '../helpers/agent.ts';
 import { expectError, keySession, snapshotArgv } from './services-support.ts';
-import { fetchIso, vmOk, vmRefused } from './vm-support.ts';
+import { argvSteps, fetchIso, vmOk, vmRefused, walkInstalledGuest } from './vm-support.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/freebsd/vm/${name}`, import.meta.url), 'utf8');
 
@@ -202,14 +202,7 @@ async function iohyveAgent(t: TestContext): Promise<{ host: IohyveHost; root: Te
 
 test('every action runs iohyve as an administrator would (argv snapshot)', async (t) => {
   const { host, root } = await iohyveAgent(t);
-  const ran: Record<string, string[][]> = {};
-  const step = async (label: string, action: string, args: Record<string, unknown>, reply?: unknown) => {
-    host.calls.length = 0;
-    const got = await vmOk(root, action, args);
-    if (reply !== undefined) assert.deepEqual(got, reply, label);
-    ran[label] = host.calls.map((argv) => argv.map((a) => a.replaceAll(host.mount, '/iohyve')));
-    return got;
-  };
+  const { ran, step } = argvSteps(root, host, '/iohyve');
   await step('issetup (not yet)', 'issetup', {}, { issetup: { setup: 'false' } });
   await step('listvms (not set up)', 'listvms', {}, { listvms: {} });
   await step('setup', 'setup', { nic: 'igb0', pool: 'zroot' }, { setup: { nic: 'igb0', pool: 'zroot' } });
@@ -237,18 +230,7 @@ test('every action runs iohyve as an administrator would (argv snapshot)', async
   ran.fetchiso = host.calls.map((argv) => argv.map((a) => a.replaceAll(host.mount, '/iohyve')));
   await step('listisos', 'listisos', {}, { listisos: ['local.iso'] });
   await step('renameiso', 'renameiso', { source: 'local.iso', target: 'FreeBSD-14.3.iso' }, { renameiso: { source: 'local.iso', target: 'FreeBSD-14.3.iso' } });
-  await step('install', 'install', { name: 'web1', iso: 'FreeBSD-14.3.iso' }, { install: { iso: 'FreeBSD-14.3.iso', name: 'web1' } });
-  await step('stop', 'stop', { name: 'web1' }, { stop: { name: 'web1' } });
-  await step('start', 'start', { name: 'web1' }, { start: { name: 'web1' } });
-  await vmRefused(root, 'delete', { name: 'web1' }, 409, 'name');
-  await step('stop again', 'stop', { name: 'web1' });
-  await step('adddisk', 'adddisk', { name: 'web1', size: '8G' }, { adddisk: { web1: { size: '8G' } } });
-  await step('listdisks', 'listdisks', { name: 'web1' }, { listdisks: { disk0: '20G', disk1: '8G' } });
-  await step('resizedisk', 'resizedisk', { name: 'web1', disk: 'disk1', size: '16G' }, { resizedisk: { disk: 'disk1', name: 'web1', size: '16G' } });
-  await vmRefused(root, 'resizedisk', { name: 'web1', disk: 'disk0', size: '20G' }, 400, 'size');
-  await step('deletedisk', 'deletedisk', { name: 'web1', disk: 'disk1' }, { deletedisk: { disk: 'disk1', name: 'web1' } });
-  await step('rmiso', 'rmiso', { target: 'FreeBSD-14.3.iso' }, { rmiso: { target: 'FreeBSD-14.3.iso' } });
-  await step('delete', 'delete', { name: 'web1' }, { delete: { name: 'web1' } });
+  await walkInstalledGuest(root, step);
   assert.equal(host.guests.size, 0);
   snapshotArgv(t, ran);
 });

@@ -35,3 +35,47 @@ export async function fetchIso(client: TestClient, url: string): Promise<{ queue
   await client.nextEvent((e) => ours(e) && eventArgs(e).state === 'finished');
   return { queueid: ack.queueid, events: client.events.filter(ours).map(eventArgs) };
 }
+
+/** What a FreeBSD driver test's fake host records: every argv run, with its data directory's real path. */
+export interface RecordingHost {
+  calls: string[][];
+  mount: string;
+}
+
+export type Step = (label: string, action: string, args: Record<string, unknown>, reply?: unknown) => Promise<Record<string, unknown>>;
+
+/**
+ * A `step` that calls an action (checking its reply when given) and files the argv it ran under
+ * `label` in `ran`, the fake host's directory shown as `shownAs` (what the argv snapshot holds).
+ */
+export function argvSteps(client: TestClient, host: RecordingHost, shownAs: string): { ran: Record<string, string[][]>; step: Step } {
+  const ran: Record<string, string[][]> = {};
+  const step: Step = async (label, action, args, reply) => {
+    host.calls.length = 0;
+    const got = await vmOk(client, action, args);
+    if (reply !== undefined) assert.deepEqual(got, reply, label);
+    ran[label] = host.calls.map((argv) => argv.map((a) => a.replaceAll(host.mount, shownAs)));
+    return got;
+  };
+  return { ran, step };
+}
+
+/**
+ * The part of a guest's life every FreeBSD driver walks alike, once `web1` (a 20G disk0, stopped)
+ * and the ISO `FreeBSD-14.3.iso` exist: install, stop, start, a refused delete of a running guest, a
+ * second disk added, listed, resized (and a refused shrink), removed, the ISO removed, the guest deleted.
+ */
+export async function walkInstalledGuest(client: TestClient, step: Step): Promise<void> {
+  await step('install', 'install', { name: 'web1', iso: 'FreeBSD-14.3.iso' }, { install: { iso: 'FreeBSD-14.3.iso', name: 'web1' } });
+  await step('stop', 'stop', { name: 'web1' }, { stop: { name: 'web1' } });
+  await step('start', 'start', { name: 'web1' }, { start: { name: 'web1' } });
+  await vmRefused(client, 'delete', { name: 'web1' }, 409, 'name');
+  await step('stop again', 'stop', { name: 'web1' });
+  await step('adddisk', 'adddisk', { name: 'web1', size: '8G' }, { adddisk: { web1: { size: '8G' } } });
+  await step('listdisks', 'listdisks', { name: 'web1' }, { listdisks: { disk0: '20G', disk1: '8G' } });
+  await step('resizedisk', 'resizedisk', { name: 'web1', disk: 'disk1', size: '16G' }, { resizedisk: { disk: 'disk1', name: 'web1', size: '16G' } });
+  await vmRefused(client, 'resizedisk', { name: 'web1', disk: 'disk0', size: '20G' }, 400, 'size');
+  await step('deletedisk', 'deletedisk', { name: 'web1', disk: 'disk1' }, { deletedisk: { disk: 'disk1', name: 'web1' } });
+  await step('rmiso', 'rmiso', { target: 'FreeBSD-14.3.iso' }, { rmiso: { target: 'FreeBSD-14.3.iso' } });
+  await step('delete', 'delete', { name: 'web1' }, { delete: { name: 'web1' } });
+}
