@@ -8,17 +8,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TestAgent } from '../helpers/agent.ts';
+import { auditedSignIns } from '../helpers/agent.ts';
 import { runCli, show } from './cli-support.ts';
 import { bridgedProfile } from './bridged-profile.ts';
-
-function signIns(agent: TestAgent): string[] {
-  return agent.services.audit
-    .recent(200)
-    .filter((row) => row.name === 'auth_ssl' || row.name === 'auth_resume')
-    .reverse()
-    .map((row) => `${row.name} ${row.code}${row.detail.includes('resumed') ? ' resumed' : ''}`);
-}
 
 test('a bridged profile: the second command resumes with the ticket the first left in a 0600 file', async (t) => {
   const { bridge, agent, config, env } = await bridgedProfile(t, 'resume-cli');
@@ -30,7 +22,7 @@ test('a bridged profile: the second command resumes with the ticket the first le
     HOSTADM_ACCEPT_HOST_KEY: agent.services.hostKey.fingerprint,
   });
   assert.equal(first.code, 0, show(first));
-  assert.deepEqual(signIns(agent), ['auth_ssl 200']);
+  assert.deepEqual(auditedSignIns(agent), ['auth_ssl 200']);
   const ticketFile = join(config, 'hostadm', 'tickets', 'profile-lab.json');
   assert.equal(statSync(ticketFile).mode & 0o777, 0o600, 'the ticket file is readable by its owner only');
   assert.equal(statSync(join(config, 'hostadm', 'tickets')).mode & 0o777, 0o700);
@@ -40,7 +32,7 @@ test('a bridged profile: the second command resumes with the ticket the first le
   const second = await runCli(call, env);
   assert.equal(second.code, 0, show(second));
   assert.match(second.stdout, /memorystats/);
-  assert.deepEqual(signIns(agent), ['auth_ssl 200', 'auth_ssl 200 resumed']);
+  assert.deepEqual(auditedSignIns(agent), ['auth_ssl 200', 'auth_ssl 200 resumed']);
   const secondTicket = JSON.parse(readFileSync(ticketFile, 'utf8')) as { ticket: string };
   assert.notEqual(secondTicket.ticket, firstTicket.ticket, 'the resumed session left a fresh ticket');
   assert.equal(statSync(ticketFile).mode & 0o777, 0o600);
@@ -49,5 +41,5 @@ test('a bridged profile: the second command resumes with the ticket the first le
   agent.clock.advance(9 * 3600);
   const third = await runCli(call, env);
   assert.equal(third.code, 0, show(third));
-  assert.deepEqual(signIns(agent).slice(-2), ['auth_resume 401', 'auth_ssl 200']);
+  assert.deepEqual(auditedSignIns(agent).slice(-2), ['auth_resume 401', 'auth_ssl 200']);
 });

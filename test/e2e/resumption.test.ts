@@ -7,7 +7,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import { agentFor, clientFor, type TestAgent } from '../helpers/agent.ts';
+import { agentFor, auditedSignIns, clientFor, type TestAgent } from '../helpers/agent.ts';
 import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
 import { startTestBridge, type TestBridge } from '../bridge/helpers.ts';
 import { bridgeTransport, connect, NodeWebSocket, type ClientTicket, type HostadmClient, type TicketStore } from '../../client/sdk/src/node.ts';
@@ -77,15 +77,6 @@ async function open(
   return client;
 }
 
-/** The agent's sign-ins and refusals, oldest first, as `name code detail`. */
-function signIns(agent: TestAgent): string[] {
-  return agent.services.audit
-    .recent(200)
-    .filter((row) => row.name === 'auth_ssl' || row.name === 'auth_resume')
-    .reverse()
-    .map((row) => `${row.name} ${row.code}${row.detail.includes('resumed') ? ' resumed' : ''}`);
-}
-
 test('the second connection resumes with the ticket of the first, and gets a fresh ticket', async (t) => {
   const { bridge, key, agent, store } = await setup(t);
   assert.ok(store.kept, 'the full handshake left a ticket');
@@ -93,14 +84,14 @@ test('the second connection resumes with the ticket of the first, and gets a fre
   const firstTicket = store.kept.ticket;
   const client = await open(t, bridge.url, agent, key, store);
   assert.ok((await client.admin.systemmanager.memorystats()).memorystats, 'calls work on the resumed channel');
-  assert.deepEqual(signIns(agent), ['auth_ssl 200', 'auth_ssl 200 resumed']);
+  assert.deepEqual(auditedSignIns(agent), ['auth_ssl 200', 'auth_ssl 200 resumed']);
   assert.ok(store.kept && store.kept.ticket !== firstTicket, 'each resumed session issues a new ticket');
   assert.equal(store.sent.at(-1)?.ticket, firstTicket);
   await client.close();
   // And the chain goes on.
   const third = await open(t, bridge.url, agent, key, store);
   assert.ok(await third.query());
-  assert.deepEqual(signIns(agent).slice(-1), ['auth_ssl 200 resumed']);
+  assert.deepEqual(auditedSignIns(agent).slice(-1), ['auth_ssl 200 resumed']);
 });
 
 test('a replayed ticket is refused; the client falls back to the full handshake', async (t) => {
@@ -110,7 +101,7 @@ test('a replayed ticket is refused; the client falls back to the full handshake'
   store.kept = used; // the same ticket once more (a copy of an old profile, or a replay)
   const client = await open(t, bridge.url, agent, key, store);
   assert.ok(await client.query());
-  assert.deepEqual(signIns(agent).slice(-3), ['auth_ssl 200 resumed', 'auth_resume 401', 'auth_ssl 200']);
+  assert.deepEqual(auditedSignIns(agent).slice(-3), ['auth_ssl 200 resumed', 'auth_resume 401', 'auth_ssl 200']);
   assert.ok(store.kept && store.kept.ticket !== used.ticket, 'the full handshake left a new ticket');
 });
 
@@ -119,7 +110,7 @@ test('an expired ticket gets the full handshake', async (t) => {
   agent.clock.advance(9 * 3600); // past the 8-hour lifetime, by the agent's clock
   const client = await open(t, bridge.url, agent, key, store);
   assert.ok(await client.query());
-  assert.deepEqual(signIns(agent).slice(-2), ['auth_resume 401', 'auth_ssl 200']);
+  assert.deepEqual(auditedSignIns(agent).slice(-2), ['auth_resume 401', 'auth_ssl 200']);
 });
 
 test('a ticket never goes to another host, and another host refuses it', async (t) => {
@@ -128,12 +119,12 @@ test('a ticket never goes to another host, and another host refuses it', async (
   const ticketOfA = store.kept!;
   // The client holds A's ticket but opens B: it does not send it.
   (await open(t, bridge.url, other, key, store)).close();
-  assert.deepEqual(signIns(other), ['auth_ssl 200'], 'B saw no resumption');
+  assert.deepEqual(auditedSignIns(other), ['auth_ssl 200'], 'B saw no resumption');
   // A client tricked into taking A's ticket for B's (a rewritten profile): B does not know it.
   store.kept = { ...ticketOfA, hostKey: other.services.hostKey.publicRaw };
   const client = await open(t, bridge.url, other, key, store);
   assert.ok(await client.query());
-  assert.deepEqual(signIns(other).slice(-2), ['auth_resume 401', 'auth_ssl 200']);
+  assert.deepEqual(auditedSignIns(other).slice(-2), ['auth_resume 401', 'auth_ssl 200']);
 });
 
 test('a revoked key or a key moved to another user: its ticket no longer signs anyone in', async (t) => {
@@ -142,7 +133,7 @@ test('a revoked key or a key moved to another user: its ticket no longer signs a
   assert.ok(agent.services.keys.revoke('admin', key.pubKeyB64), 'the key was registered to admin');
   // The agent tells its bridge at once, so the bridge no longer lets this key reach the host at all.
   await assert.rejects(open(t, bridge.url, agent, key, store));
-  assert.ok(!signIns(agent).some((line) => line.endsWith('resumed')));
+  assert.ok(!auditedSignIns(agent).some((line) => line.endsWith('resumed')));
   // The same key registered again, to operator: the ticket was admin's, so the agent refuses it and the
   // full handshake signs the key in as operator.
   const operator = await clientFor(t, agent, 'operator');
@@ -152,7 +143,7 @@ test('a revoked key or a key moved to another user: its ticket no longer signs a
   store.kept = ticket;
   const client = await open(t, bridge.url, agent, key, store);
   assert.ok(await client.query());
-  assert.deepEqual(signIns(agent).slice(-2), ['auth_resume 401', 'auth_ssl 200']);
+  assert.deepEqual(auditedSignIns(agent).slice(-2), ['auth_resume 401', 'auth_ssl 200']);
   const last = agent.services.audit.recent(50).find((row) => row.name === 'auth_ssl' && row.code === 200);
   assert.equal(last?.user, 'operator');
 });
@@ -238,5 +229,5 @@ test('a bridge altering R1, RA or RC fails the opening (no quiet fallback)', asy
     // A clean connection (full handshake) gives the next case its ticket.
     (await open(t, bridge.url, agent, key, store)).close();
   }
-  assert.equal(signIns(agent).filter((line) => line.endsWith('resumed')).length, 0, 'no altered resumption signed in');
+  assert.equal(auditedSignIns(agent).filter((line) => line.endsWith('resumed')).length, 0, 'no altered resumption signed in');
 });

@@ -223,3 +223,12 @@ export function simIdentity(agent: RunningAgent): Record<string, string> {
     host_key_fingerprint: agent.services.hostKey.fingerprint,
   };
 }
+
+/** The agent's key sign-ins and resumptions (audit rows), oldest first, as `name code` and ` resumed` when one was. */
+export function auditedSignIns(agent: TestAgent): string[] {
+  return agent.services.audit
+    .recent(200)
+    .filter((row) => row.name === 'auth_ssl' || row.name === 'auth_resume')
+    .reverse()
+    .map((row) => `${row.name} ${row.code}${row.detail.includes('resumed') ? ' resumed' : ''}`);
+}
