@@ -8,15 +8,13 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RecordingRunner } from '@hostadm/agent/runner/recording-runner.ts';
 import type { RunOptions } from '@hostadm/agent/runner/runner.ts';
 import { parseIsoList, parseRcFile, parseSwitchList, parseVmInfo, parseVmList } from '@hostadm/agent/platforms/freebsd/parse/vm.ts';
-import { startTestAgent, type TestClient } from '../helpers/agent.ts';
-import { keySession, snapshotArgv } from './services-support.ts';
-import { argvSteps, fetchIso, vmOk, vmRefused, walkInstalledGuest } from './vm-support.ts';
+import { snapshotArgv } from './services-support.ts';
+import { argvSteps, fetchIso, freebsdVmAgent, vmOk, vmRefused, walkInstalledGuest } from './vm-support.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/freebsd/vm/${name}`, import.meta.url), 'utf8');
 
@@ -241,17 +239,7 @@ class VmBhyveHost extends RecordingRunner {
   }
 }
 
-async function freebsdAgent(t: TestContext): Promise<{ host: VmBhyveHost; root: TestClient }> {
-  const mount = mkdtempSync(join(tmpdir(), 'hostadm-vmds-'));
-  t.after(() => rmSync(mount, { recursive: true, force: true }));
-  const host = new VmBhyveHost(mount);
-  const agent = await startTestAgent({ platform: 'freebsd', runner: host, maxIsoBytes: 1024 * 1024, freebsdVmTool: 'vm-bhyve' });
-  t.after(() => agent.dispose());
-  const root = await keySession(t, agent);
-  await root.request('events', 'subscribe', ['dispatcher']);
-  host.calls.length = 0;
-  return { host, root };
-}
+const freebsdAgent = (t: TestContext) => freebsdVmAgent(t, 'vm-bhyve', (dir) => new VmBhyveHost(dir));
 
 test('every action runs vm-bhyve as an administrator would (argv snapshot)', async (t) => {
   const { host, root } = await freebsdAgent(t);

@@ -8,15 +8,14 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RecordingRunner } from '@hostadm/agent/runner/recording-runner.ts';
 import type { RunOptions } from '@hostadm/agent/runner/runner.ts';
 import { parseIohyveDisks, parseIohyveGetall, parseIohyveIsoList, parseIohyveList, parseIohyveRoot } from '@hostadm/agent/platforms/freebsd/parse/vm-iohyve.ts';
-import { startTestAgent, type TestClient } from '../helpers/agent.ts';
+import { startTestAgent } from '../helpers/agent.ts';
 import { expectError, keySession, snapshotArgv } from './services-support.ts';
-import { argvSteps, fetchIso, vmOk, vmRefused, walkInstalledGuest } from './vm-support.ts';
+import { argvSteps, fetchIso, freebsdVmAgent, vmOk, vmRefused, walkInstalledGuest } from './vm-support.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/freebsd/vm/${name}`, import.meta.url), 'utf8');
 
@@ -188,17 +187,7 @@ class IohyveHost extends RecordingRunner {
 
 const yes = (b: boolean) => (b ? 'YES' : 'NO');
 
-async function iohyveAgent(t: TestContext): Promise<{ host: IohyveHost; root: TestClient }> {
-  const mount = mkdtempSync(join(tmpdir(), 'hostadm-iohyve-'));
-  t.after(() => rmSync(mount, { recursive: true, force: true }));
-  const host = new IohyveHost(mount);
-  const agent = await startTestAgent({ platform: 'freebsd', runner: host, maxIsoBytes: 1024 * 1024, freebsdVmTool: 'iohyve' });
-  t.after(() => agent.dispose());
-  const root = await keySession(t, agent);
-  await root.request('events', 'subscribe', ['dispatcher']);
-  host.calls.length = 0;
-  return { host, root };
-}
+const iohyveAgent = (t: TestContext) => freebsdVmAgent(t, 'iohyve', (dir) => new IohyveHost(dir));
 
 test('every action runs iohyve as an administrator would (argv snapshot)', async (t) => {
   const { host, root } = await iohyveAgent(t);

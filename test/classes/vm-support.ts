@@ -3,8 +3,13 @@
  * `fetchiso` job's dispatcher events to its end.
  */
 import assert from 'node:assert/strict';
-import type { Envelope, TestClient } from '../helpers/agent.ts';
-import { expectError } from './services-support.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import type { CommandRunner } from '@hostadm/agent/runner/runner.ts';
+import { startTestAgent, type Envelope, type TestClient } from '../helpers/agent.ts';
+import { expectError, keySession } from './services-support.ts';
 
 export async function vmOk(client: TestClient, action: string, args: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
   const reply = await client.call('vm', action, args);
@@ -78,4 +83,24 @@ export async function walkInstalledGuest(client: TestClient, step: Step): Promis
   await step('deletedisk', 'deletedisk', { name: 'web1', disk: 'disk1' }, { deletedisk: { disk: 'disk1', name: 'web1' } });
   await step('rmiso', 'rmiso', { target: 'FreeBSD-14.3.iso' }, { rmiso: { target: 'FreeBSD-14.3.iso' } });
   await step('delete', 'delete', { name: 'web1' }, { delete: { name: 'web1' } });
+}
+
+/**
+ * An agent on the FreeBSD platform whose commands go to `makeHost(dir)` (a fake vm tool over a
+ * temporary directory), with `tool` as its vm driver, and a root session subscribed to dispatcher events.
+ */
+export async function freebsdVmAgent<H extends RecordingHost & CommandRunner>(
+  t: TestContext,
+  tool: 'vm-bhyve' | 'iohyve',
+  makeHost: (dir: string) => H,
+): Promise<{ host: H; root: TestClient }> {
+  const mount = mkdtempSync(join(tmpdir(), `hostadm-${tool}-`));
+  t.after(() => rmSync(mount, { recursive: true, force: true }));
+  const host = makeHost(mount);
+  const agent = await startTestAgent({ platform: 'freebsd', runner: host, maxIsoBytes: 1024 * 1024, freebsdVmTool: tool });
+  t.after(() => agent.dispose());
+  const root = await keySession(t, agent);
+  await root.request('events', 'subscribe', ['dispatcher']);
+  host.calls.length = 0;
+  return { host, root };
 }
