@@ -8,7 +8,7 @@ import { createPublicKey, sign } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { hostKeyFromPem, type HostKey as ChannelHostKey } from '@hostadm/shared/crypto/index.ts';
+import { hostKeyFromPem, type ChannelVersion, type HostKey as ChannelHostKey } from '@hostadm/shared/crypto/index.ts';
 import { isChallengeShaped, signedMessage } from '@hostadm/shared/crypto/signed-messages.ts';
 import { backoffDelay } from '@hostadm/shared/net/backoff.ts';
 import { Heartbeat } from '@hostadm/shared/net/heartbeat.ts';
@@ -27,6 +27,8 @@ export interface BridgeLinkOptions {
   /** Backoff bounds for reconnecting. */
   minDelayMs?: number;
   maxDelayMs?: number;
+  /** Channel versions beyond hsc1 answered to relayed clients (default every one; tests pose as an older agent). */
+  channelVersions?: readonly ChannelVersion[];
 }
 
 /**
@@ -72,6 +74,7 @@ export class BridgeLink {
       hostKey: () => (this.channelHostKey ??= hostKeyFromPem(hostKey.privatePem, hostKey.publicRaw)),
       send: (clientId, body) => this.sendRaw(`${clientId}\n${body}`),
       sendBinary: (frame) => this.sendRaw(frame),
+      ...(options.channelVersions ? { channelVersions: options.channelVersions } : {}),
     });
   }
 
