@@ -144,7 +144,7 @@ export class BridgeLink {
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
       this.heartbeat?.seen();
       if (isBinary) {
-        // Only relay frames come binary (hsc2 sealed frames): opened from the bytes, never decoded as text.
+        // Only relay frames come binary (hsc2 sealed frames, hsc3 records): opened from the bytes, never decoded as text.
         if (this.state === 'ready') this.onBinaryFrame(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data));
         return;
       }
@@ -177,7 +177,7 @@ export class BridgeLink {
   }
 
   /**
-   * `<client id>\n<hsc2 body>`: the id is printable ASCII (`client-<uuid>`), else the frame is ignored.
+   * `<client id>\n<hsc2 or hsc3 body>`: the id is printable ASCII (`client-<uuid>`), else the frame is ignored.
    * The last id is kept as bytes and text: a run of frames from one client is compared, not decoded
    * and matched again.
    */

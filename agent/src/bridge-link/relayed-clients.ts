@@ -106,7 +106,7 @@ export class RelayedClients {
     await this.handlePlain(clientId, body);
   }
 
-  /** A binary relay frame: an hsc2 sealed frame (`body` is a view of the received buffer). */
+  /** A binary relay frame: an hsc2 sealed frame or an hsc3 record (`body` is a view of the received buffer). */
   async handleBinary(clientId: string, body: Uint8Array): Promise<void> {
     const client = this.clients.get(clientId);
     if (!client?.channel) {
