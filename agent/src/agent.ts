@@ -7,6 +7,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { consoleAssets } from '@hostadm/console/server/assets.ts';
+import type { ChannelVersion } from '@hostadm/shared/crypto/index.ts';
 import { getRequestListener } from '@hono/node-server';
 import pino, { type Logger } from 'pino';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
@@ -57,7 +58,7 @@ export interface AgentOptions {
   runner?: CommandRunner;
   dispatcher?: Partial<DispatcherConfig>;
   /** Dial out to a bridge so clients can reach this host behind NAT (docs/bridge-protocol.md). */
-  bridge?: { url: string; joinToken?: string; nickname?: string };
+  bridge?: { url: string; joinToken?: string; nickname?: string; channelVersions?: readonly ChannelVersion[] };
   /** Linux: read /proc and /sys from here (tests: a fake tree). */
   procRoot?: string;
   sysRoot?: string;

@@ -4,7 +4,7 @@
  * node:crypto, bare node:crypto AES-256-GCM, and bare WebCrypto AES-256-GCM with calls in flight.
  */
 import { createCipheriv, createDecipheriv, createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { answerClientHandshake, generateHostKey, SecureChannel, startClientHandshake } from '@hostadm/shared/crypto/index.ts';
+import { answerClientHandshake, generateHostKey, SecureChannel, startClientHandshake, type ChannelVersion } from '@hostadm/shared/crypto/index.ts';
 
 export const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 600);
 export const WINDOWS = Number(process.env.BENCH_WINDOWS ?? 6);
@@ -58,14 +58,16 @@ export function envelopeOfSize(bytes: number): string {
   return `${head + 'x'.repeat(Math.max(0, bytes - head.length - 2))}"}`;
 }
 
-export async function channelPair(offerHsc2 = false): Promise<{ client: SecureChannel; agent: SecureChannel }> {
+/** A negotiated pair: hsc1 (nothing offered), hsc2 (`true`, as a client before hsc3) or the versions listed. */
+export async function channelPair(offer: boolean | readonly ChannelVersion[] = false): Promise<{ client: SecureChannel; agent: SecureChannel }> {
   const { publicKey, privateKey } = generateKeyPairSync('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
   const host = await generateHostKey();
-  const hs = await startClientHandshake({ clientKeyPem: privateKey, clientSpkiPem: publicKey, offerHsc2 });
+  const offered = typeof offer === 'boolean' ? { offerHsc2: offer } : { channels: offer };
+  const hs = await startClientHandshake({ clientKeyPem: privateKey, clientSpkiPem: publicKey, ...offered });
   const agent = await answerClientHandshake({ c1Args: hs.c1Args, clientSpkiPem: publicKey, hostKeyPem: host.privatePkcs8Pem });
   const done = await hs.finish(agent.a1Args, { pinnedHostKey: host.publicRaw });
   return { client: done.channel, agent: agent.channel };

@@ -24,7 +24,14 @@
  * Env: BENCH_WINDOW_MS (default 600), BENCH_WINDOWS (6), BENCH_INFLIGHT (64), BENCH_HANDSHAKES (30).
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { answerClientHandshake, generateHostKey, startClientHandshake } from '@hostadm/shared/crypto/index.ts';
+import {
+  answerClientHandshake,
+  BINARY_CHANNEL_VERSIONS,
+  ChannelSender,
+  generateHostKey,
+  startClientHandshake,
+  type SecureChannel,
+} from '@hostadm/shared/crypto/index.ts';
 import { reportTarget, summarize } from './ab-pairs.ts';
 import {
   bareNodeGcm,
@@ -105,6 +112,20 @@ const sealPair = await channelPair();
 const openPair = await channelPair();
 const hsc2SealPair = await channelPair(true);
 const hsc2OpenPair = await channelPair(true);
+const hsc3SealPair = await channelPair(BINARY_CHANNEL_VERSIONS);
+const hsc3OpenPair = await channelPair(BINARY_CHANNEL_VERSIONS);
+/** hsc3 as the SDK and the agent run it: the product's sender, 50 envelopes sent in one tick, then flushed. */
+const hsc3Records: Uint8Array[] = [];
+const senderOf = (channel: SecureChannel, out: Uint8Array[] | null) =>
+  new ChannelSender(channel, new Uint8Array(0), {
+    text: () => undefined,
+    binary: (frame) => out?.push(frame),
+    failed: (cause) => {
+      throw cause;
+    },
+  });
+const hsc3Sealer = senderOf(hsc3SealPair.client, null);
+const hsc3Preparer = senderOf(hsc3OpenPair.client, hsc3Records);
 /** Bulk targets (16 KiB): per-window ratios of a channel cell's rate to bare AES-GCM's, filled below. */
 const bulk: Array<{ target: string; ratios: number[] }> = [];
 for (const size of [200, 16384]) {
@@ -187,6 +208,26 @@ for (const size of [200, 16384]) {
     { what: 'hsc2 seal only (binary, inline)', perBatch: 50, run: fifty(() => hsc2SealPair.client.sealBinarySync(plain)) },
     { what: 'node:crypto bare AES-256-GCM decrypt (KeyObject)', perBatch: 50, run: fifty(gcmDecrypt) },
     {
+      what: 'hsc3 seal only, 50 sent in one tick (records, per envelope)',
+      perBatch: 50,
+      run: () => {
+        for (let i = 0; i < 50; i++) hsc3Sealer.send(plain);
+        hsc3Sealer.flush();
+      },
+    },
+    {
+      what: 'hsc3 open only, the records of 50 (per envelope)',
+      perBatch: 50,
+      prepare: async () => {
+        hsc3Records.length = 0;
+        for (let i = 0; i < 50; i++) hsc3Preparer.send(plain);
+        hsc3Preparer.flush();
+      },
+      run: () => {
+        for (const r of hsc3Records) hsc3OpenPair.agent.openRecordSync(r);
+      },
+    },
+    {
       what: 'hsc2 open only (binary, inline)',
       perBatch: 50,
       prepare: async () => {
@@ -214,6 +255,14 @@ for (const size of [200, 16384]) {
       {
         target: 'Channel: hsc2 bulk open vs bare AES-GCM decrypt (KeyObject), 16 KiB, per CPU-second',
         ratios: ratios('hsc2 open only (binary, inline)', bareDec),
+      },
+      {
+        target: 'Channel: hsc3 bulk seal (a tick of 50, records of 48 KiB) vs bare AES-GCM encrypt (KeyObject), 16 KiB, per CPU-second',
+        ratios: ratios('hsc3 seal only, 50 sent in one tick (records, per envelope)', bareEnc),
+      },
+      {
+        target: 'Channel: hsc3 bulk open vs bare AES-GCM decrypt (KeyObject), 16 KiB, per CPU-second',
+        ratios: ratios('hsc3 open only, the records of 50 (per envelope)', bareDec),
       },
       {
         target: 'Channel: hsc1 bulk seal vs bare AES-GCM encrypt (KeyObject), 16 KiB, per CPU-second',

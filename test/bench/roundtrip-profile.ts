@@ -2,7 +2,7 @@
  * Where a bridged call's CPU goes, as the SDK and the agent really do it (a profiling tool, not a
  * bench or a test): a Node bridge, a sim agent joined to it and an SDK client in ONE process (so one
  * profile covers the client's send path, the bridge, the agent's receive, open, dispatch, reply and
- * seal), PROFILE_CALLS calls with 64 in flight through the hsc2 channel after a warm-up. It prints the
+ * seal), PROFILE_CALLS calls with 64 in flight through the channel they negotiate (hsc3) after a warm-up. It prints the
  * CPU per call and the profile's self time by source (SDK, agent, bridge, channel, node:crypto, ws,
  * the pipeline's store, GC) and writes the V8 CPU profile (open it in Chrome DevTools) to PROFILE_OUT.
  *
@@ -50,7 +50,7 @@ function bySource(profile: Profile): Array<[string, number]> {
   return [...totals.entries()].sort((a, b) => b[1] - a[1]);
 }
 
-test('profile of bridged calls through the hsc2 channel', async (t) => {
+test('profile of bridged calls through the hsc3 channel', async (t) => {
   const bridge = await startTestBridge(t);
   const bridgeToken = await bridge.token('agent', { nickname: 'simhost' });
   const agent = await agentFor(t, { bridge: { url: bridge.url, joinToken: bridgeToken, nickname: 'simhost' } });

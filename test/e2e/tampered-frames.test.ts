@@ -18,15 +18,16 @@ type Meddle = 'flip-a-bit' | 'replay' | 'swap-with-next' | 'drop';
 interface Middle {
   url: string;
   meddleNext(how: Meddle): void;
-  /** Sealed frames the client sent, by kind: hsc2 frames are binary, hsc1 frames text. */
+  /** Sealed frames the client sent, by kind: hsc2 frames and hsc3 records are binary, hsc1 frames text. */
   seen: { binary: number; text: number };
 }
 
 /**
  * `oldBridge`: strips `binary_frames` from the bridge's announcements (a bridge that does not relay
- * binary frames), so the SDK offers hsc1 only. `stripOffer`: removes the hsc2 offer from C1 on its way.
+ * binary frames), so the SDK offers hsc1 only. `stripOffer`: removes the whole offer (`all`) or hsc3
+ * alone (`hsc3`) from C1 on its way.
  */
-async function manInTheMiddle(t: TestContext, bridgeUrl: string, options: { oldBridge?: boolean; stripOffer?: boolean } = {}): Promise<Middle> {
+async function manInTheMiddle(t: TestContext, bridgeUrl: string, options: { oldBridge?: boolean; stripOffer?: StripOffer } = {}): Promise<Middle> {
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((resolve) => server.once('listening', resolve));
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -55,7 +56,8 @@ async function manInTheMiddle(t: TestContext, bridgeUrl: string, options: { oldB
       const sealed = nl > 0 && (frame.binary || (frame.data as string).startsWith('hsc1.', nl + 1));
       if (!sealed && options.stripOffer && typeof frame.data === 'string' && frame.data.includes('"channels"')) {
         const env = JSON.parse(frame.data.slice(nl + 1)) as { args: Record<string, unknown> };
-        delete env.args.channels;
+        if (options.stripOffer === 'all') delete env.args.channels;
+        else env.args.channels = (env.args.channels as string[]).filter((v) => v !== 'hsc3');
         return toBridge({ data: `${frame.data.slice(0, nl + 1)}${JSON.stringify(env)}`, binary: false });
       }
       if (sealed) seen[frame.binary ? 'binary' : 'text']++;
@@ -102,22 +104,29 @@ const keyPems = (key: TestKey) => ({
   publicPem: Buffer.from(key.pubKeyB64, 'base64').toString('utf8'),
 });
 
-type Version = 'hsc1' | 'hsc2';
+/**
+ * hsc3: what the SDK and a current agent negotiate; hsc2: the same SDK with an agent from before hsc3
+ * (it answers hsc2 at most); hsc1: a bridge that does not relay binary frames.
+ */
+type Version = 'hsc1' | 'hsc2' | 'hsc3';
+type StripOffer = 'all' | 'hsc3';
 
 async function setup(
   t: TestContext,
-  version: Version = 'hsc2',
-  stripOffer = false,
+  version: Version = 'hsc3',
+  stripOffer?: StripOffer,
 ): Promise<{ client: HostadmClient; middle: Middle; agent: Awaited<ReturnType<typeof agentFor>> }> {
   const bridge = await startTestBridge(t);
-  const agent = await agentFor(t, { bridge: { url: bridge.url, joinToken: await bridge.token('agent', { nickname: 'simhost' }), nickname: 'simhost' } });
+  const joinToken = await bridge.token('agent', { nickname: 'simhost' });
+  const olderAgent = version === 'hsc2' ? { channelVersions: ['hsc2'] as const } : {};
+  const agent = await agentFor(t, { bridge: { url: bridge.url, joinToken, nickname: 'simhost', ...olderAgent } });
   await agent.bridgeLink?.ready();
   const key = rsaKey();
   const admin = await clientFor(t, agent, 'admin');
   const token = await admin.login('admin');
   await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
   admin.close();
-  const middle = await manInTheMiddle(t, bridge.url, { oldBridge: version === 'hsc1', stripOffer });
+  const middle = await manInTheMiddle(t, bridge.url, { oldBridge: version === 'hsc1', ...(stripOffer ? { stripOffer } : {}) });
   // A long request timeout: a failure that only came from it would name it, not the channel.
   const client = await connect({
     transport: bridgeTransport({
@@ -133,9 +142,15 @@ async function setup(
   });
   t.after(() => client.close());
   assert.ok((await client.admin.systemmanager.memorystats()).memorystats, 'the channel works before anyone meddles');
-  // The client's sealed frames are of the version's kind only: hsc2 binary, hsc1 text (an old bridge).
-  assert.deepEqual(middle.seen, version === 'hsc2' ? { binary: middle.seen.binary, text: 0 } : { binary: 0, text: middle.seen.text });
+  // The client's sealed frames are of the version's kind only: hsc2 and hsc3 binary, hsc1 text (an old bridge).
+  assert.deepEqual(middle.seen, version !== 'hsc1' ? { binary: middle.seen.binary, text: 0 } : { binary: 0, text: middle.seen.text });
   assert.ok(middle.seen.binary + middle.seen.text > 0);
+  if (version !== 'hsc1') {
+    // Two calls in one tick: one record on hsc3, two frames on hsc2 (the version the agent chose).
+    const before = middle.seen.binary;
+    await Promise.all([client.query(), client.query()]);
+    assert.equal(middle.seen.binary - before, version === 'hsc3' ? 1 : 2, `the channel is ${version}`);
+  }
   return { client, middle, agent };
 }
 
@@ -147,7 +162,10 @@ const closedBecause = (pattern: RegExp) => (e: unknown) => {
   return true;
 };
 
-for (const version of ['hsc2', 'hsc1'] as const) {
+/** Lets the SDK's frame (hsc3: the record of what this tick sent) leave before the next call is made. */
+const nextTick = () => new Promise((resolve) => setImmediate(resolve));
+
+for (const version of ['hsc3', 'hsc2', 'hsc1'] as const) {
   test(`${version}: an altered frame: the call fails at once, saying the frame failed authentication`, async (t) => {
     const { client, middle } = await setup(t, version);
     middle.meddleNext('flip-a-bit');
@@ -170,6 +188,7 @@ for (const version of ['hsc2', 'hsc1'] as const) {
     const { client, middle } = await setup(t, version);
     middle.meddleNext('swap-with-next');
     const first = client.admin.systemmanager.memorystats();
+    await nextTick();
     const second = client.query();
     const outcomes = await Promise.allSettled([first, second]);
     for (const outcome of outcomes) {
@@ -183,6 +202,7 @@ for (const version of ['hsc2', 'hsc1'] as const) {
     const adds = () => agent.services.audit.recent(1000).filter((r) => r.transport === 'bridge' && r.action === 'groupadd').length;
     middle.meddleNext('drop');
     const dropped = client.admin.users.groupadd({ name: 'never_arrives' });
+    await nextTick();
     const next = client.query();
     for (const outcome of await Promise.allSettled([dropped, next])) {
       assert.equal(outcome.status, 'rejected');
@@ -192,10 +212,28 @@ for (const version of ['hsc2', 'hsc1'] as const) {
   });
 }
 
-test('a bridge that strips the hsc2 offer from C1 is caught: the host refuses the key proof as a downgrade', async (t) => {
-  await assert.rejects(setup(t, 'hsc2', true), (e: unknown) => {
-    assert.ok(e instanceof ConnectionError, `a ConnectionError, got ${String(e)}`);
-    assert.match(e.message, /channel downgrade detected/);
-    return true;
+for (const strip of ['all', 'hsc3'] as const) {
+  test(`a bridge that strips ${strip === 'all' ? 'the offer' : 'hsc3 from the offer'} in C1 is caught: the host refuses the key proof as a downgrade`, async (t) => {
+    await assert.rejects(setup(t, 'hsc3', strip), (e: unknown) => {
+      assert.ok(e instanceof ConnectionError, `a ConnectionError, got ${String(e)}`);
+      assert.match(e.message, /channel downgrade detected/);
+      return true;
+    });
   });
+}
+
+test('hsc3: calls made in one tick travel in one record; an altered record fails them all and applies none', async (t) => {
+  const { client, middle, agent } = await setup(t, 'hsc3');
+  const adds = () => agent.services.audit.recent(1000).filter((r) => r.transport === 'bridge' && r.action === 'groupadd').length;
+  const before = middle.seen.binary;
+  await Promise.all([client.admin.users.groupadd({ name: 'together_a' }), client.admin.users.groupadd({ name: 'together_b' })]);
+  assert.equal(middle.seen.binary - before, 1, 'both requests crossed in one sealed frame');
+  assert.equal(adds(), 2);
+  middle.meddleNext('flip-a-bit');
+  const outcomes = await Promise.allSettled([client.admin.users.groupadd({ name: 'altered_a' }), client.admin.users.groupadd({ name: 'altered_b' })]);
+  for (const outcome of outcomes) {
+    assert.equal(outcome.status, 'rejected');
+    closedBecause(/failed authentication/)((outcome as PromiseRejectedResult).reason);
+  }
+  assert.equal(adds(), 2, 'nothing of the altered record was applied');
 });

@@ -8,7 +8,7 @@ import { createPublicKey, sign } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { hostKeyFromPem, type HostKey as ChannelHostKey } from '@hostadm/shared/crypto/index.ts';
+import { hostKeyFromPem, type ChannelVersion, type HostKey as ChannelHostKey } from '@hostadm/shared/crypto/index.ts';
 import { isChallengeShaped, signedMessage } from '@hostadm/shared/crypto/signed-messages.ts';
 import { backoffDelay } from '@hostadm/shared/net/backoff.ts';
 import { Heartbeat } from '@hostadm/shared/net/heartbeat.ts';
@@ -27,6 +27,8 @@ export interface BridgeLinkOptions {
   /** Backoff bounds for reconnecting. */
   minDelayMs?: number;
   maxDelayMs?: number;
+  /** Channel versions beyond hsc1 answered to relayed clients (default every one; tests pose as an older agent). */
+  channelVersions?: readonly ChannelVersion[];
 }
 
 /**
@@ -72,6 +74,7 @@ export class BridgeLink {
       hostKey: () => (this.channelHostKey ??= hostKeyFromPem(hostKey.privatePem, hostKey.publicRaw)),
       send: (clientId, body) => this.sendRaw(`${clientId}\n${body}`),
       sendBinary: (frame) => this.sendRaw(frame),
+      ...(options.channelVersions ? { channelVersions: options.channelVersions } : {}),
     });
   }
 
@@ -141,7 +144,7 @@ export class BridgeLink {
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
       this.heartbeat?.seen();
       if (isBinary) {
-        // Only relay frames come binary (hsc2 sealed frames): opened from the bytes, never decoded as text.
+        // Only relay frames come binary (hsc2 sealed frames, hsc3 records): opened from the bytes, never decoded as text.
         if (this.state === 'ready') this.onBinaryFrame(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data));
         return;
       }
@@ -174,7 +177,7 @@ export class BridgeLink {
   }
 
   /**
-   * `<client id>\n<hsc2 body>`: the id is printable ASCII (`client-<uuid>`), else the frame is ignored.
+   * `<client id>\n<hsc2 or hsc3 body>`: the id is printable ASCII (`client-<uuid>`), else the frame is ignored.
    * The last id is kept as bytes and text: a run of frames from one client is compared, not decoded
    * and matched again.
    */

@@ -8,10 +8,13 @@ import {
   answerClientHandshake,
   ChannelError,
   channelClosedNotice,
+  ChannelSender,
   HandshakeError,
   MAX_SEALED_PLAINTEXT_BYTES,
+  openBinaryBody,
   TICKET_MESSAGE_ID,
   utf8Encode,
+  type ChannelVersion,
   type HostKey,
   type SecureChannel,
 } from '@hostadm/shared/crypto/index.ts';
@@ -47,10 +50,8 @@ interface RelayedClient {
   channel: SecureChannel | null;
   /** Set between A1 and C2 (or RA and RC); the proof is accepted once, within the window. */
   pending: PendingProof | null;
-  /** Frames to one client leave in seal order. */
-  sendChain: Promise<void>;
-  /** hsc2: `<clientId>\n`, the first line of every binary frame to it. */
-  head: Uint8Array | null;
+  /** Seals for `channel`, frames leaving in seal order (hsc3: what one tick sends, as one record). */
+  sender: ChannelSender | null;
 }
 
 export interface RelayedClientsOptions {
@@ -62,6 +63,8 @@ export interface RelayedClientsOptions {
   sendBinary(frame: Uint8Array): void;
   /** Most relayed clients at once (each holds a channel and maybe a session). */
   maxClients?: number;
+  /** Channel versions beyond hsc1 answered (default every one this build speaks). */
+  channelVersions?: readonly ChannelVersion[];
 }
 
 const C2_WINDOW_MS = 30_000;
@@ -103,7 +106,7 @@ export class RelayedClients {
     await this.handlePlain(clientId, body);
   }
 
-  /** A binary relay frame: an hsc2 sealed frame (`body` is a view of the received buffer). */
+  /** A binary relay frame: an hsc2 sealed frame or an hsc3 record (`body` is a view of the received buffer). */
   async handleBinary(clientId: string, body: Uint8Array): Promise<void> {
     const client = this.clients.get(clientId);
     if (!client?.channel) {
@@ -148,7 +151,7 @@ export class RelayedClients {
     const resumed = await this.tickets.answer(args, await this.options.hostKey(), clock.now());
     this.drop(clientId);
     const client = this.connectionFor(clientId, resumed.seed.md5Key);
-    client.channel = resumed.channel;
+    this.attach(client, resumed.channel);
     client.pending = {
       name: 'auth_resume',
       verify: async (rcArgs) => resumed.verifyRc(rcArgs),
@@ -185,7 +188,8 @@ export class RelayedClients {
     const hostKey = await this.options.hostKey();
     let handshake: Awaited<ReturnType<typeof answerClientHandshake>>;
     try {
-      handshake = await answerClientHandshake({ c1Args: args, clientSpkiPem: spkiPem, hostKey });
+      const versions = this.options.channelVersions;
+      handshake = await answerClientHandshake({ c1Args: args, clientSpkiPem: spkiPem, hostKey, ...(versions ? { versions } : {}) });
     } catch (err) {
       if (err instanceof HandshakeError && err.reason === 'downgrade') {
         throw new HostadmError('BAD_REQUEST', 'the unprotected bridge channel is refused; use the hsc1 channel');
@@ -196,7 +200,7 @@ export class RelayedClients {
     // A new handshake replaces whatever this client id had (its old channel and session end).
     this.drop(clientId);
     const client = this.connectionFor(clientId, md5Key);
-    client.channel = handshake.channel;
+    this.attach(client, handshake.channel);
     const now = this.options.pipeline.services.clock.now();
     // A client that keeps tickets asks for one in C1; the channel version it negotiated goes into it.
     const wantsTicket = (args as { want_ticket?: unknown }).want_ticket === true;
@@ -237,12 +241,12 @@ export class RelayedClients {
 
   private async handleSealed(client: RelayedClient, frame: string | Uint8Array): Promise<void> {
     const channel = client.channel as SecureChannel;
-    let value: unknown;
+    let values: unknown[];
     try {
-      // An hsc2 frame on node:crypto is opened inline; a text frame on an hsc2 channel (or binary on hsc1) kills it.
-      const plain =
-        typeof frame === 'string' ? await channel.open(frame) : channel.inline ? channel.openBinarySync(frame) : await channel.openBinary(frame.slice());
-      value = JSON.parse(plain);
+      // Binary frames on node:crypto are opened and served inline (before a later frame is looked at);
+      // a text frame on an hsc2/hsc3 channel (or binary on hsc1) kills it.
+      const opened = typeof frame === 'string' ? channel.open(frame).then((plain) => [plain]) : openBinaryBody(channel, frame);
+      values = (Array.isArray(opened) ? opened : await opened).map((plain) => JSON.parse(plain) as unknown);
     } catch (err) {
       // Replay, gap, tampering or garbage: this channel is dead, and so is its session.
       const reason = err instanceof ChannelError ? err.reason : 'malformed';
@@ -251,6 +255,11 @@ export class RelayedClients {
       this.options.send(client.clientId, channelClosedNotice(reason));
       return;
     }
+    // A record's envelopes are served as that many frames would be: each started in order, none awaiting another.
+    await Promise.all(values.map((value) => this.serve(client, value)));
+  }
+
+  private async serve(client: RelayedClient, value: unknown): Promise<void> {
     if (client.pending) {
       await this.verifyProof(client, readEnvelope(value));
       return;
@@ -283,8 +292,11 @@ export class RelayedClients {
     if (!ok) {
       this.auditRefusal(client.clientId, pending.name, refusal.code);
       this.sendSealed(client, errorEnvelope(id, 'rpc', refusal));
-      // The key proof failed: nothing more may come over this channel.
-      client.sendChain = client.sendChain.then(() => this.drop(client.clientId));
+      // The key proof failed: nothing more may come over this channel once the refusal is out.
+      const dropped = client.channel;
+      void client.sender?.drained().then(() => {
+        if (this.clients.get(client.clientId)?.channel === dropped) this.drop(client.clientId);
+      });
       return;
     }
     try {
@@ -321,8 +333,8 @@ export class RelayedClients {
   }
 
   private sendSealed(client: RelayedClient, envelope: unknown): void {
-    const channel = client.channel;
-    if (!channel) return;
+    const sender = client.sender;
+    if (!sender) return;
     let text = JSON.stringify(envelope);
     if (text.length * 3 > MAX_SEALED_PLAINTEXT_BYTES && new TextEncoder().encode(text).length > MAX_SEALED_PLAINTEXT_BYTES) {
       const id = envelope && typeof envelope === 'object' && 'id' in envelope && typeof envelope.id === 'string' ? envelope.id : '';
@@ -330,35 +342,22 @@ export class RelayedClients {
         errorEnvelope(id, 'rpc', { code: 413, message: `the reply is larger than the bridge channel carries (${MAX_SEALED_PLAINTEXT_BYTES} bytes)` }),
       );
     }
-    // Seal in call order, send in seal order: the receiver insists on consecutive sequence numbers.
-    if (channel.version === 'hsc2') {
-      client.head ??= utf8Encode(`${client.clientId}\n`);
-      if (channel.inline) {
-        // node:crypto: sealed and sent now, which is call order (nothing of this channel waits in the chain).
-        try {
-          this.options.sendBinary(channel.sealBinarySync(text, client.head));
-        } catch (err) {
-          this.options.pipeline.services.logger.warn({ err, client: client.clientId }, 'sealing for a bridge client failed');
-          this.drop(client.clientId);
-        }
-        return;
-      }
-      const sealedBinary = channel.sealBinary(text, client.head);
-      client.sendChain = client.sendChain
-        .then(async () => this.options.sendBinary(await sealedBinary))
-        .catch((err: unknown) => {
-          this.options.pipeline.services.logger.warn({ err, client: client.clientId }, 'sealing for a bridge client failed');
-          this.drop(client.clientId);
-        });
-      return;
-    }
-    const sealed = channel.seal(text);
-    client.sendChain = client.sendChain
-      .then(async () => this.options.send(client.clientId, await sealed))
-      .catch((err: unknown) => {
-        this.options.pipeline.services.logger.warn({ err, client: client.clientId }, 'sealing for a bridge client failed');
-        this.drop(client.clientId);
-      });
+    // Measured above, so never too large: the sender throws nothing here; a seal that fails drops the client.
+    sender.send(text);
+  }
+
+  /** The channel a handshake or resumption made for `client`, and the sender that seals for it. */
+  private attach(client: RelayedClient, channel: SecureChannel): void {
+    client.channel = channel;
+    const broken = (err: unknown) => {
+      this.options.pipeline.services.logger.warn({ err, client: client.clientId }, 'sealing for a bridge client failed');
+      if (this.clients.get(client.clientId)?.channel === channel) this.drop(client.clientId);
+    };
+    client.sender = new ChannelSender(channel, utf8Encode(`${client.clientId}\n`), {
+      text: (frame) => this.options.send(client.clientId, frame),
+      binary: (frame) => this.options.sendBinary(frame),
+      failed: broken,
+    });
   }
 
   /**
@@ -373,8 +372,7 @@ export class RelayedClients {
       clientId,
       channel: null,
       pending: null,
-      sendChain: Promise.resolve(),
-      head: null,
+      sender: null,
       connection: {
         id: `bridge:${clientId}`,
         transport: 'bridge',
@@ -395,6 +393,8 @@ export class RelayedClients {
     const { services } = this.options.pipeline;
     if (client.connection.token) services.sessions.revoke(client.connection.token);
     services.events.drop(client.connection.id);
+    // What this tick queued for it (hsc3) still leaves, as it would have on hsc1 and hsc2.
+    client.sender?.flush();
     client.channel?.close();
   }
 }

@@ -2,13 +2,14 @@
  * The framing of a channel to one host through a bridge session (docs/bridge-protocol.md §3):
  * what goes out is sealed and relayed in call order; what comes from the host is opened in arrival
  * order (the channel insists on consecutive sequence numbers) and handed on as plain envelope text.
- * hsc1 frames are text (`hsc1.`…), hsc2 frames binary; on node:crypto (an inline engine) hsc2 frames
- * are sealed and opened without a promise each. A plain frame from the host now is its "channel
+ * hsc1 frames are text (`hsc1.`…), hsc2 and hsc3 frames binary; hsc3 sends what was queued in one tick
+ * as one record (ChannelSender). On node:crypto (an inline engine) binary frames are sealed and opened
+ * without a promise each. A plain frame from the host now is its "channel
  * closed" notice (or garbage): either way the channel is over. States: open → closed (once; `onClose` says why).
  *
  * Runtime-neutral (WebCrypto only).
  */
-import { ChannelError, parseChannelClosedNotice, utf8Encode, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
+import { ChannelError, ChannelSender, openBinaryBody, parseChannelClosedNotice, utf8Encode, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
 import type { BridgeSession } from './bridge-session.ts';
 import { messageOf } from './bridge-session.ts';
 import { ConnectionError } from './errors.ts';
@@ -29,43 +30,47 @@ export class ChannelFraming {
   private readonly hostLabel: string;
   /** Frames are opened one after another, in arrival order. */
   private openTail: Promise<unknown> = Promise.resolve();
-  /** hsc2: `<agent id>\n`, the first line of every binary frame sent. */
-  private readonly head: Uint8Array;
+  private readonly sender: ChannelSender;
 
   constructor(session: BridgeSession, agentId: string, channel: SecureChannel, hostLabel: string) {
     this.session = session;
     this.agentId = agentId;
     this.channel = channel;
     this.hostLabel = hostLabel;
-    this.head = utf8Encode(`${agentId}\n`);
+    // Binary frames carry `<agent id>\n` in front, so that each is one buffer.
+    this.sender = new ChannelSender(channel, utf8Encode(`${agentId}\n`), {
+      text: (frame) => this.relay(frame),
+      binary: (frame) => this.relayBinary(frame),
+      failed: (cause) => this.close({ code: 4102, reason: `the channel to ${this.hostLabel} failed: ${messageOf(cause)}` }),
+    });
   }
 
-  /** A relayed binary frame body from the host (hsc2). */
+  /** A relayed binary frame body from the host (hsc2: one envelope; hsc3: a record of several). */
   receiveBinary(body: Uint8Array): void {
     if (this.state === 'closed') return;
-    if (this.channel.version !== 'hsc2') {
-      this.close({ code: 4102, reason: `channel error (malformed): binary frame from ${this.hostLabel} on an ${this.channel.version} channel` });
+    if (this.channel.version === 'hsc1') {
+      this.close({ code: 4102, reason: `channel error (malformed): binary frame from ${this.hostLabel} on an hsc1 channel` });
       return;
     }
-    if (this.channel.inline) {
-      let plain: string;
-      try {
-        plain = this.channel.openBinarySync(body);
-      } catch (cause) {
-        this.failed(cause);
-        return;
-      }
-      this.onPlain(plain);
+    let opened: string[] | Promise<string[]>;
+    try {
+      opened = openBinaryBody(this.channel, body);
+    } catch (cause) {
+      this.failed(cause);
       return;
     }
-    // WebCrypto reads the frame asynchronously: a copy, since the socket's buffer is not ours to keep.
-    this.deliver(this.channel.openBinary(body.slice()));
+    if (Array.isArray(opened)) {
+      // Inline: a record's envelopes in order; one handler closing the channel stops the rest.
+      for (const plain of opened) if (this.state === 'open') this.onPlain(plain);
+      return;
+    }
+    this.deliver(opened);
   }
 
   /** A relayed text frame body from the host. */
   receive(body: string): void {
     if (this.state === 'closed') return;
-    if (this.channel.version === 'hsc2' || !body.startsWith('hsc1.')) {
+    if (this.channel.version !== 'hsc1' || !body.startsWith('hsc1.')) {
       const closedByHost = parseChannelClosedNotice(body);
       const reason = closedByHost
         ? `${closedByHost}; the bridge or the network altered, replayed or dropped a frame, or the host restarted`
@@ -73,20 +78,20 @@ export class ChannelFraming {
       this.close({ code: 4102, reason });
       return;
     }
-    this.deliver(this.channel.open(body));
+    this.deliver(this.channel.open(body).then((plain) => [plain]));
   }
 
-  /** Hands on opened frames in arrival order. */
-  private deliver(opened: Promise<string>): void {
+  /** Hands on opened frames' envelopes in arrival order. */
+  private deliver(opened: Promise<string[]>): void {
     this.openTail = this.openTail.then(async () => {
-      let plain: string;
+      let envelopes: string[];
       try {
-        plain = await opened;
+        envelopes = await opened;
       } catch (cause) {
         this.failed(cause);
         return;
       }
-      if (this.state === 'open') this.onPlain(plain);
+      for (const plain of envelopes) if (this.state === 'open') this.onPlain(plain);
     });
   }
 
@@ -96,34 +101,18 @@ export class ChannelFraming {
   }
 
   /**
-   * Seals and relays one envelope text; frames leave in call order. On an inline engine (hsc2 on
-   * node:crypto) that is done now, with no promise or closure per frame.
+   * Seals and relays one envelope text; frames leave in call order. hsc2 on an inline engine
+   * (node:crypto) seals now, with no promise or closure per frame; hsc3 queues it into the record
+   * that leaves at the end of this tick.
    */
   send(text: string): void {
     if (this.state === 'closed') throw new ConnectionError(`the channel to ${this.hostLabel} is closed`);
-    const channel = this.channel;
-    if (channel.version === 'hsc2' && channel.inline) {
-      let frame: Uint8Array;
-      try {
-        frame = channel.sealBinarySync(text, this.head);
-      } catch (cause) {
-        this.sealFailed(cause);
-        return;
-      }
-      this.relayBinary(frame);
-      return;
+    try {
+      this.sender.send(text);
+    } catch (cause) {
+      if (cause instanceof RangeError) return; // too large: refused before a sequence number was taken
+      throw cause;
     }
-    const broken = (cause: unknown) => this.sealFailed(cause);
-    if (channel.version === 'hsc2') {
-      channel.sealBinary(text, this.head).then((frame) => this.relayBinary(frame), broken);
-      return;
-    }
-    channel.seal(text).then((frame) => this.relay(frame), broken);
-  }
-
-  private sealFailed(cause: unknown): void {
-    if (cause instanceof RangeError) return; // too large: refused before a sequence number was taken
-    this.close({ code: 4102, reason: `the channel to ${this.hostLabel} failed: ${messageOf(cause)}` });
   }
 
   private relayBinary(frame: Uint8Array): void {
@@ -146,6 +135,9 @@ export class ChannelFraming {
 
   close(info: CloseInfo): void {
     if (this.state === 'closed') return;
+    // What was sent this tick and still waits for its record (hsc3) leaves first, as on hsc1 and hsc2.
+    this.sender.flush();
+    if ((this.state as ChannelFramingState) === 'closed') return; // relaying that failed closed it already
     this.state = 'closed';
     this.channel.close(info.reason);
     this.onClose(info);

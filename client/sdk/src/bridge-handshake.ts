@@ -18,6 +18,7 @@
  * Runtime-neutral (WebCrypto only).
  */
 import {
+  BINARY_CHANNEL_VERSIONS,
   clientTicketFrom,
   startClientHandshake,
   startClientResumption,
@@ -81,7 +82,7 @@ export class ChannelHandshake {
     this.options = options;
   }
 
-  /** A relayed binary frame from the host: only an hsc2 channel's frames come so (ignored before it exists). */
+  /** A relayed binary frame from the host: only an hsc2 or hsc3 channel's frames come so (ignored before it exists). */
   receiveBinary(body: Uint8Array): void {
     this.framing?.receiveBinary(body);
   }
@@ -113,8 +114,8 @@ export class ChannelHandshake {
 
   private async steps(race: <T>(p: Promise<T>) => Promise<T>): Promise<ChannelHandshakeResult> {
     const { ticket, session } = this.options;
-    // An hsc2 ticket resumes an hsc2 channel, whose binary frames need a bridge that relays them.
-    if (ticket && (ticket.channel !== 'hsc2' || session.binaryFrames)) {
+    // An hsc2 or hsc3 ticket resumes such a channel, whose binary frames need a bridge that relays them.
+    if (ticket && (ticket.channel === 'hsc1' || session.binaryFrames)) {
       const resumed = await this.resume(race, ticket);
       if (resumed) return resumed;
     }
@@ -145,8 +146,8 @@ export class ChannelHandshake {
     const hs = await startClientHandshake({
       ...(typeof key.private === 'string' ? { clientKeyPem: key.private } : { clientKeys: key.private }),
       clientSpkiPem: key.spkiPem,
-      // hsc2's binary frames need a bridge that relays them as binary; it says so in its announcements.
-      offerHsc2: session.binaryFrames,
+      // hsc3's and hsc2's binary frames need a bridge that relays them as binary; it says so in its announcements.
+      channels: session.binaryFrames ? BINARY_CHANNEL_VERSIONS : [],
     });
     const a1Body = new Promise<string>((resolve) => (this.a1Waiter = resolve));
     const c1 = { ...hs.c1Args, pub_key: textToBase64(key.publicPem), ...(this.options.wantTicket ? { want_ticket: true } : {}) };

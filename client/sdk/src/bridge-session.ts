@@ -94,9 +94,9 @@ export class BridgeSession {
   peers: AnnouncedPeer[] = [];
   /** Relay frames from a peer (`from` is its connection id). */
   onRelay: (from: string, body: string) => void = () => {};
-  /** Binary relay frames from a peer (hsc2 sealed frames); `body` is a view, valid during the call. */
+  /** Binary relay frames from a peer (hsc2 sealed frames, hsc3 records); `body` is a view, valid during the call. */
   onRelayBinary: (from: string, body: Uint8Array) => void = () => {};
-  /** Whether the bridge relays binary frames as binary (it says so in its announcements): hsc2 may be offered. */
+  /** Whether the bridge relays binary frames as binary (it says so in its announcements): hsc2 and hsc3 may be offered. */
   binaryFrames = false;
   /** The sender id of the last binary frame, as text and as the bytes it came as (onBinary). */
   private lastSender = '';
@@ -220,7 +220,7 @@ export class BridgeSession {
   private onMessage(data: unknown): void {
     if (this.state === 'closed') return;
     if (typeof data !== 'string') {
-      // Binary: only relay frames come so (hsc2); `ws` hands Buffers, browsers ArrayBuffers.
+      // Binary: only relay frames come so (hsc2, hsc3); `ws` hands Buffers, browsers ArrayBuffers.
       const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : ArrayBuffer.isView(data) ? (data as Uint8Array) : null;
       if (bytes && this.state === 'ready') this.onBinary(bytes);
       return;

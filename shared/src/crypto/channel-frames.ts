@@ -4,15 +4,25 @@
  *
  *   hsc1 (text):   "hsc1." + base64( seq(8, big-endian) ‖ ciphertext ‖ tag(16) )
  *   hsc2 (binary): seq(8, big-endian) ‖ ciphertext ‖ tag(16), raw, in a binary WebSocket message
+ *   hsc3 (binary): the same, its plaintext a record of envelopes (channel-records.ts)
  *
  *   nonce = 0x00000000 ‖ seq        AAD = label ‖ sid ‖ direction(1) ‖ seq
- *   label: "hostadm-hsc1" (hsc1), "hostadm-hsc2 frame" (hsc2)
+ *   label: "hostadm-hsc1" (hsc1), "hostadm-hsc2 frame" (hsc2), "hostadm-hsc3 record" (hsc3)
  */
+import { LIMITS } from '../protocol/limits.ts';
 import { fromBase64Loose, fromBase64LooseInto, toBase64, utf8Encode, utf8EncodeInto } from './subtle.ts';
 
 export const FRAME_PREFIX = 'hsc1.';
 export const SEQ_BYTES = 8;
 export const TAG_BYTES = 16;
+
+/**
+ * The largest envelope whose sealed relay frame still fits the bridge's frame limit
+ * (LIMITS.maxRelayFrameBytes, docs/bridge-protocol.md §2.7) with the longest destination line
+ * (`client-<uuid>\n`, 44 bytes): base64 turns 3 bytes into 4, so the plaintext limit is about 3/4 of
+ * the frame limit. hsc2 and hsc3 (per envelope) keep the same limit, so whether a reply fits never depends on the version.
+ */
+export const MAX_SEALED_PLAINTEXT_BYTES = Math.floor((LIMITS.maxRelayFrameBytes - 44 - FRAME_PREFIX.length) / 4) * 3 - SEQ_BYTES - TAG_BYTES;
 const NONCE_BYTES = 12;
 
 /** Byte by byte: a DataView per frame was an allocation on every seal and open. */
@@ -152,4 +162,26 @@ export function hsc2Frame(head: Uint8Array | undefined, seq: number, ct: Uint8Ar
   out.set(ct, headLength + SEQ_BYTES);
   if (tag) out.set(tag, headLength + SEQ_BYTES + ct.length);
   return out;
+}
+
+/** A sealed frame's parts, or why it is none. */
+export type Parsed = { seq: number; sealed: Uint8Array } | string;
+
+/** A binary frame's parts (a view into `frame`: it must stay unchanged until opened), or why it is none. */
+export function parseBinary(frame: Uint8Array): Parsed {
+  if (!(frame instanceof Uint8Array)) return 'not a binary sealed frame';
+  if (frame.length < SEQ_BYTES + TAG_BYTES) return 'sealed frame too short';
+  return { seq: readSeq(frame), sealed: frame.subarray(SEQ_BYTES) };
+}
+
+/** A text frame's parts (a view of the shared scratch: valid until the next decode), or why it is none. */
+export function parseText(frame: string): Parsed {
+  if (typeof frame !== 'string' || !frame.startsWith(FRAME_PREFIX)) return 'not an hsc1 sealed frame';
+  try {
+    const bytes = decodeInbound(frame.slice(FRAME_PREFIX.length));
+    if (bytes.length < SEQ_BYTES + TAG_BYTES) return 'sealed frame too short';
+    return { seq: readSeq(bytes), sealed: bytes.subarray(SEQ_BYTES) };
+  } catch {
+    return 'sealed frame is not valid base64';
+  }
 }

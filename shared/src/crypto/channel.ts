@@ -1,6 +1,8 @@
 /**
- * Sealed frames of the channel (docs/bridge-protocol.md §3 steps 5–6 and 9; layouts in channel-frames.ts):
- * hsc1 frames are text (`hsc1.` + base64), hsc2 frames are binary (seq ‖ ciphertext ‖ tag, raw).
+ * Sealed frames of the channel (docs/bridge-protocol.md §3 steps 5–6, 9 and 10; layouts in
+ * channel-frames.ts and channel-records.ts): hsc1 frames are text (`hsc1.` + base64), hsc2 frames are
+ * binary (seq ‖ ciphertext ‖ tag, raw), hsc3 frames are hsc2-shaped records of several envelopes
+ * (channel-sender.ts queues what a side sends in one tick into one record).
  *
  * A SecureChannel belongs to one side: it seals with that side's outbound key and direction byte and
  * opens with the inbound ones, so a frame reflected back to its sender fails authentication.
@@ -15,33 +17,27 @@
  */
 import { importAeadKey, type AeadKey } from './aead.ts';
 import {
-  decodeInbound,
   encodeOutbound,
-  FRAME_PREFIX,
   hsc1Frame,
   hsc1FrameOfParts,
   hsc2Frame,
+  MAX_SEALED_PLAINTEXT_BYTES,
   NonceAndAad,
+  parseBinary,
+  parseText,
   readSeq,
   SEQ_BYTES,
   TAG_BYTES,
   writeSeq,
+  type Parsed,
 } from './channel-frames.ts';
+import { MAX_RECORD_PLAINTEXT_BYTES, RecordLayoutError, splitRecord } from './channel-records.ts';
 import { utf8Decode } from './subtle.ts';
-import { HSC1_VERSION, HSC2_VERSION, LABELS, SIZES, type ChannelVersion, type SessionSecrets } from './transcript.ts';
-import { LIMITS } from '../protocol/limits.ts';
+import { HSC1_VERSION, HSC2_VERSION, HSC3_VERSION, LABELS, SIZES, type ChannelVersion, type SessionSecrets } from './transcript.ts';
 
-export { FRAME_PREFIX } from './channel-frames.ts';
+export { FRAME_PREFIX, MAX_SEALED_PLAINTEXT_BYTES } from './channel-frames.ts';
 export const DIRECTION_C2A = 1;
 export const DIRECTION_A2C = 2;
-
-/**
- * The largest envelope whose sealed relay frame still fits the bridge's frame limit
- * (LIMITS.maxRelayFrameBytes, docs/bridge-protocol.md §2.7) with the longest destination line
- * (`client-<uuid>\n`, 44 bytes): base64 turns 3 bytes into 4, so the plaintext limit is about 3/4 of
- * the frame limit. hsc2 keeps the same limit, so whether a reply fits never depends on the version.
- */
-export const MAX_SEALED_PLAINTEXT_BYTES = Math.floor((LIMITS.maxRelayFrameBytes - 44 - FRAME_PREFIX.length) / 4) * 3 - SEQ_BYTES - TAG_BYTES;
 
 export type ChannelRole = 'client' | 'agent';
 export type ChannelErrorReason = 'replay' | 'gap' | 'tampered' | 'malformed' | 'closed';
@@ -71,7 +67,6 @@ interface Direction {
 }
 
 type Opened = { ok: true; plain: Uint8Array } | { ok: false; cause: unknown };
-type Parsed = { seq: number; sealed: Uint8Array } | string;
 
 async function importAesKey(raw: Uint8Array, usage: 'encrypt' | 'decrypt', engine: 'auto' | 'webcrypto'): Promise<AeadKey> {
   if (raw.length !== SIZES.key) throw new RangeError('a channel direction key is 32 bytes');
@@ -79,25 +74,6 @@ async function importAesKey(raw: Uint8Array, usage: 'encrypt' | 'decrypt', engin
 }
 
 const settled = () => undefined;
-
-/** A binary frame's parts (a view into `frame`: it must stay unchanged until opened), or why it is none. */
-function parseBinary(frame: Uint8Array): Parsed {
-  if (!(frame instanceof Uint8Array)) return 'not an hsc2 sealed frame';
-  if (frame.length < SEQ_BYTES + TAG_BYTES) return 'sealed frame too short';
-  return { seq: readSeq(frame), sealed: frame.subarray(SEQ_BYTES) };
-}
-
-/** A text frame's parts (a view of the shared scratch: valid until the next decode), or why it is none. */
-function parseText(frame: string): Parsed {
-  if (typeof frame !== 'string' || !frame.startsWith(FRAME_PREFIX)) return 'not an hsc1 sealed frame';
-  try {
-    const bytes = decodeInbound(frame.slice(FRAME_PREFIX.length));
-    if (bytes.length < SEQ_BYTES + TAG_BYTES) return 'sealed frame too short';
-    return { seq: readSeq(bytes), sealed: bytes.subarray(SEQ_BYTES) };
-  } catch {
-    return 'sealed frame is not valid base64';
-  }
-}
 
 export class SecureChannel {
   readonly role: ChannelRole;
@@ -127,7 +103,7 @@ export class SecureChannel {
   static async create(role: ChannelRole, secrets: SessionSecrets, options: ChannelOptions = {}): Promise<SecureChannel> {
     if (secrets.sid.length !== SIZES.sid) throw new RangeError('a channel sid is 16 bytes');
     const version = options.version ?? HSC1_VERSION;
-    if (version !== HSC1_VERSION && version !== HSC2_VERSION) throw new RangeError(`unknown channel version ${String(version)}`);
+    if (version !== HSC1_VERSION && version !== HSC2_VERSION && version !== HSC3_VERSION) throw new RangeError(`unknown channel version ${String(version)}`);
     const client = role === 'client';
     const [outKey, inKey] = await Promise.all([
       importAesKey(client ? secrets.kC2a : secrets.kA2c, 'encrypt', options.engine ?? 'auto'),
@@ -189,13 +165,33 @@ export class SecureChannel {
     if (this.version !== HSC2_VERSION || !key.sealIntoSync) throw new TypeError('sealBinarySync needs an hsc2 channel on an inline engine');
     if (this.failure) throw this.closedError();
     const seq = this.takeSeq(envelopeJson);
-    const plain = encodeOutbound(envelopeJson);
+    return this.sealIntoSync(seq, encodeOutbound(envelopeJson), head);
+  }
+
+  /**
+   * hsc3: seals one record (its plaintext laid out by channel-records.ts `packRecord`) into a binary
+   * relay body after `head`; sent in call order. Throws RangeError for an empty or too large record.
+   */
+  sealRecord(record: Uint8Array, head?: Uint8Array): Promise<Uint8Array> {
+    if (this.version !== HSC3_VERSION) return Promise.reject(new TypeError(`sealRecord() makes hsc3 records; this channel is ${this.version}`));
+    return this.sealAs(record, (seq, ct, tag) => hsc2Frame(head, seq, ct, tag));
+  }
+
+  /** `sealRecord` on an inline engine, without a promise (one allocation per record, as `sealBinarySync`). */
+  sealRecordSync(record: Uint8Array, head?: Uint8Array): Uint8Array {
+    if (this.version !== HSC3_VERSION || !this.outbound.key.sealIntoSync) throw new TypeError('sealRecordSync needs an hsc3 channel on an inline engine');
+    if (this.failure) throw this.closedError();
+    return this.sealIntoSync(this.takeRecordSeq(record), record, head);
+  }
+
+  private sealIntoSync(seq: number, plain: Uint8Array, head: Uint8Array | undefined): Uint8Array {
+    const key = this.outbound.key;
     const params = this.outbound.params;
     const headLength = head === undefined ? 0 : head.length;
     let frame: Uint8Array;
     try {
       params.set(seq);
-      frame = key.sealIntoSync(params.iv, params.aad, plain, headLength + SEQ_BYTES);
+      frame = key.sealIntoSync!(params.iv, params.aad, plain, headLength + SEQ_BYTES);
     } catch (cause) {
       throw this.fail('malformed', 'encryption failed', cause);
     }
@@ -208,23 +204,39 @@ export class SecureChannel {
   open(frame: string): Promise<string> {
     if (this.failure) return Promise.reject(this.closedError());
     if (this.version !== HSC1_VERSION) return Promise.reject(this.fail('malformed', `a text frame on an ${this.version} channel (its frames are binary)`));
-    return this.openParsed(parseText(frame));
+    return this.openParsed(parseText(frame), (plain) => this.decodePlain(plain));
   }
 
   /** hsc2: opens one binary relay body (`frame` must not change until the promise settles). */
   openBinary(frame: Uint8Array): Promise<string> {
     if (this.failure) return Promise.reject(this.closedError());
-    if (this.version !== HSC2_VERSION) return Promise.reject(this.fail('malformed', `a binary frame on an ${this.version} channel (its frames are text)`));
-    return this.openParsed(parseBinary(frame));
+    if (this.version !== HSC2_VERSION) return Promise.reject(this.fail('malformed', `an hsc2 frame on an ${this.version} channel`));
+    return this.openParsed(parseBinary(frame), (plain) => this.decodePlain(plain));
+  }
+
+  /** hsc3: opens one record (a binary relay body): its envelopes in order, all or none. */
+  openRecord(frame: Uint8Array): Promise<string[]> {
+    if (this.failure) return Promise.reject(this.closedError());
+    if (this.version !== HSC3_VERSION) return Promise.reject(this.fail('malformed', `an hsc3 record on an ${this.version} channel`));
+    return this.openParsed(parseBinary(frame), (plain) => this.decodeRecord(plain));
+  }
+
+  /** `openRecord` on an inline engine, without a promise: throws ChannelError where that rejects. */
+  openRecordSync(frame: Uint8Array): string[] {
+    return this.decodeRecord(this.openBinaryBytesSync(frame, HSC3_VERSION));
   }
 
   /** `openBinary` on an inline engine, without a promise: throws ChannelError where that rejects. */
   openBinarySync(frame: Uint8Array): string {
+    return this.decodePlain(this.openBinaryBytesSync(frame, HSC2_VERSION));
+  }
+
+  private openBinaryBytesSync(frame: Uint8Array, version: ChannelVersion): Uint8Array {
     const key = this.inbound.key;
-    if (!key.openSync) throw new TypeError('openBinarySync needs an inline engine');
+    if (!key.openSync) throw new TypeError('opening inline needs an inline engine');
     if (this.failure) throw this.closedError();
-    if (this.version !== HSC2_VERSION) throw this.fail('malformed', `a binary frame on an ${this.version} channel (its frames are text)`);
-    if (!(frame instanceof Uint8Array)) throw this.fail('malformed', 'not an hsc2 sealed frame');
+    if (this.version !== version) throw this.fail('malformed', `an ${version} frame on an ${this.version} channel`);
+    if (!(frame instanceof Uint8Array)) throw this.fail('malformed', 'not a binary sealed frame');
     if (frame.length < SEQ_BYTES + TAG_BYTES) throw this.fail('malformed', 'sealed frame too short');
     // Opened from the frame itself (no parsed parts, no views but the cipher's own).
     return this.openAt(key, readSeq(frame), frame, SEQ_BYTES);
@@ -232,7 +244,29 @@ export class SecureChannel {
 
   /** Takes the next send seq for `text`, or throws (RangeError: too large, the channel stays usable). */
   private takeSeq(text: string): number {
+    this.checkEnvelope(text);
+    return this.nextSeq();
+  }
+
+  /** Takes the next send seq for a record, or throws (RangeError: empty or too large, the channel stays usable). */
+  private takeRecordSeq(record: Uint8Array): number {
+    if (!(record instanceof Uint8Array)) throw this.fail('malformed', 'a record is bytes');
+    if (record.length === 0 || record.length > MAX_RECORD_PLAINTEXT_BYTES) throw new RangeError(`a record of ${record.length} bytes cannot be sealed`);
+    return this.nextSeq();
+  }
+
+  private nextSeq(): number {
+    if (this.sendSeq >= Number.MAX_SAFE_INTEGER) throw this.fail('closed', 'send sequence exhausted');
+    return this.sendSeq++;
+  }
+
+  /**
+   * Whether `text` may be sealed (hsc1/hsc2: one frame; hsc3: one record entry): throws RangeError when
+   * it is too large or (hsc3) empty, and the channel stays usable, so the caller can send an error instead.
+   */
+  checkEnvelope(text: string): void {
     if (typeof text !== 'string') throw this.fail('malformed', 'seal needs a JSON string');
+    if (text.length === 0 && this.version === HSC3_VERSION) throw new RangeError('an empty envelope cannot be a record entry');
     // Checked on the UTF-16 length first: only a text that may be too large is measured in bytes.
     if (text.length * 3 > this.maxPlaintextBytes) {
       const bytes = encodeOutbound(text).length;
@@ -241,19 +275,18 @@ export class SecureChannel {
         throw new RangeError(`envelope of ${bytes} bytes exceeds the sealed-frame limit of ${this.maxPlaintextBytes}`);
       }
     }
-    if (this.sendSeq >= Number.MAX_SAFE_INTEGER) throw this.fail('closed', 'send sequence exhausted');
-    return this.sendSeq++;
   }
 
-  private sealAs<F>(envelopeJson: string, frame: (seq: number, ct: Uint8Array, tag: Uint8Array | null) => F): Promise<F> {
+  /** Seals an envelope (hsc1, hsc2) or a record's plaintext (hsc3), delivered in call order. */
+  private sealAs<F>(content: string | Uint8Array, frame: (seq: number, ct: Uint8Array, tag: Uint8Array | null) => F): Promise<F> {
     if (this.failure) return Promise.reject(this.closedError());
     let seq: number;
     try {
-      seq = this.takeSeq(envelopeJson);
+      seq = typeof content === 'string' ? this.takeSeq(content) : this.takeRecordSeq(content);
     } catch (err) {
       return Promise.reject(err);
     }
-    const plain = encodeOutbound(envelopeJson);
+    const plain = typeof content === 'string' ? encodeOutbound(content) : content;
     const key = this.outbound.key;
     const [iv, aad] = this.outbound.params.for(seq);
     if (key.sealSync) {
@@ -279,12 +312,12 @@ export class SecureChannel {
     return result;
   }
 
-  private openParsed(parsed: Parsed): Promise<string> {
+  private openParsed<T>(parsed: Parsed, decode: (plain: Uint8Array) => T): Promise<T> {
     const key = this.inbound.key;
     if (key.openSync) {
       try {
         if (typeof parsed === 'string') throw this.fail('malformed', parsed);
-        return Promise.resolve(this.openAt(key, parsed.seq, parsed.sealed, 0));
+        return Promise.resolve(decode(this.openAt(key, parsed.seq, parsed.sealed, 0)));
       } catch (err) {
         return Promise.reject(err);
       }
@@ -306,7 +339,7 @@ export class SecureChannel {
       if (this.failure) throw this.closedError();
       if (!r.ok) throw this.fail('tampered', `sealed frame seq ${parsed.seq} failed authentication: altered, reflected or under another key`, r.cause);
       this.recvSeq++;
-      return this.decodePlain(r.plain);
+      return decode(r.plain);
     });
     this.recvTail = result.then(settled, settled);
     return result;
@@ -314,9 +347,9 @@ export class SecureChannel {
 
   /**
    * Open on an inline engine: judged at once, which is call order, as the chain would. `sealed` holds
-   * ciphertext ‖ tag from byte `from` on. Throws ChannelError.
+   * ciphertext ‖ tag from byte `from` on. Returns the plaintext; throws ChannelError.
    */
-  private openAt(key: AeadKey, seq: number, sealed: Uint8Array, from: number): string {
+  private openAt(key: AeadKey, seq: number, sealed: Uint8Array, from: number): Uint8Array {
     this.checkSeq(seq);
     let plain: Uint8Array;
     try {
@@ -327,7 +360,7 @@ export class SecureChannel {
       throw this.fail('tampered', `sealed frame seq ${seq} failed authentication: altered, reflected or under another key`, cause);
     }
     this.recvSeq++;
-    return this.decodePlain(plain);
+    return plain;
   }
 
   private checkSeq(seq: number): void {
@@ -341,6 +374,16 @@ export class SecureChannel {
       return utf8Decode(plain);
     } catch (cause) {
       throw this.fail('malformed', 'sealed frame plaintext is not UTF-8', cause);
+    }
+  }
+
+  /** A record's envelopes; a fault in its layout fails the channel (`malformed`) and delivers none. */
+  private decodeRecord(plain: Uint8Array): string[] {
+    try {
+      return splitRecord(plain);
+    } catch (cause) {
+      if (cause instanceof RecordLayoutError) throw this.fail('malformed', `sealed record: ${cause.message}`, cause);
+      throw cause;
     }
   }
 

@@ -1,14 +1,14 @@
 /**
  * The hsc1 handshake, both sides (docs/bridge-protocol.md §3 steps 1–4):
  *
- *   C1  client → agent (plain)   {action:auth_ssl, md5_key, channel:"hsc1", client_eph, client_nonce, [channels:["hsc2"]]}
+ *   C1  client → agent (plain)   {action:auth_ssl, md5_key, channel:"hsc1", client_eph, client_nonce, [channels:["hsc3","hsc2"]]}
  *   A1  agent → client (plain)   {test_string: OAEP(test_string), new_ssl_key: [OAEP(piece)...]}
- *                                pieces = JSON {v:"hsc1"|"hsc2", agent_eph, agent_nonce, host_key, host_sig}
- *   C2  client → agent (sealed)  {signature: RSASSA-PKCS1-v1_5-SHA256("hostadm-hsc1 client" ‖ T ‖ test_string), [offered:["hsc2"]]}
+ *                                pieces = JSON {v:"hsc1"|"hsc2"|"hsc3", agent_eph, agent_nonce, host_key, host_sig}
+ *   C2  client → agent (sealed)  {signature: RSASSA-PKCS1-v1_5-SHA256("hostadm-hsc1 client" ‖ T ‖ test_string), [offered:["hsc3","hsc2"]]}
  *
  * Version negotiation (docs/bridge-protocol.md §3.9): `channel` stays "hsc1" (what every agent
- * requires); `channels` offers hsc2 on top, and an agent that speaks it answers `v:"hsc2"`, after which
- * every label is hsc2's. C1 is plain, so a bridge could strip the offer; C2 (sealed, under keys the
+ * requires); `channels` offers newer versions on top, and the agent answers with the highest one both
+ * speak (`v:"hsc3"`, …), after which every label is that version's. C1 is plain, so a bridge could strip the offer; C2 (sealed, under keys the
  * bridge does not have) repeats what the client offered, and an agent that did not see that offer in
  * C1 refuses C2 as a downgrade. An older agent ignores both fields and answers hsc1.
  *
@@ -16,7 +16,7 @@
  * deviation is refused rather than guessed at, and the client never falls back to a weaker channel.
  */
 import { SecureChannel } from './channel.ts';
-import { offeredVersions } from './negotiation.ts';
+import { chosenVersion, offeredVersions } from './negotiation.ts';
 import {
   hostKeyFingerprint,
   importEd25519PublicKey,
@@ -35,6 +35,7 @@ import {
   hostSignedMessage,
   HSC1_VERSION,
   HSC2_VERSION,
+  HSC3_VERSION,
   randomTestString,
   SIZES,
   TEST_STRING_PATTERN,
@@ -133,7 +134,11 @@ export interface ClientHandshakeOptions {
   clientKeys?: { decrypt: CryptoKey; sign: CryptoKey };
   /** The matching public key (SPKI PEM or the certificate); its md5_key names the key to the agent. */
   clientSpkiPem: string;
-  /** Offer hsc2 (binary frames) as well: only where the bridge relays binary frames. */
+  /**
+   * Versions to offer beyond hsc1 (binary frames: only where the bridge relays them), e.g.
+   * BINARY_CHANNEL_VERSIONS. `offerHsc2: true` alone offers hsc2 only, as a client before hsc3 did.
+   */
+  channels?: readonly ChannelVersion[];
   offerHsc2?: boolean;
 }
 
@@ -171,7 +176,7 @@ export async function startClientHandshake(options: ClientHandshakeOptions): Pro
       });
   const ephemeral = await generateEphemeral();
   const clientNonce = randomBytes(SIZES.nonce);
-  const offered: ChannelVersion[] = options.offerHsc2 ? [HSC2_VERSION] : [];
+  const offered: ChannelVersion[] = options.channels ? [...options.channels] : options.offerHsc2 ? [HSC2_VERSION] : [];
   const c1Args: C1Args = {
     action: 'auth_ssl',
     md5_key: md5,
@@ -207,9 +212,9 @@ export async function startClientHandshake(options: ClientHandshakeOptions): Pro
     } catch (cause) {
       throw new HandshakeError('bad-reply', 'A1 new_ssl_key pieces do not form JSON', { cause });
     }
-    if (!isRecord(body) || (body.v !== HSC1_VERSION && !(body.v === HSC2_VERSION && offered.includes(HSC2_VERSION))))
+    if (!isRecord(body) || (body.v !== HSC1_VERSION && !offered.includes(body.v as ChannelVersion)))
       throw new HandshakeError('downgrade', 'A1 is not an hsc1 reply (nor a version this client offered); refusing a weaker channel');
-    const version: ChannelVersion = body.v;
+    const version = body.v as ChannelVersion;
     const agentEph = fixedField(body, 'agent_eph', SIZES.eph);
     const agentNonce = fixedField(body, 'agent_nonce', SIZES.nonce);
     const hostKey = fixedField(body, 'host_key', SIZES.hostKey);
@@ -286,7 +291,9 @@ export interface AgentHandshakeOptions {
   /** The host key's raw public key (base64); checked against `hostKeyPem` if given. */
   hostPublicRaw?: string;
   hostKey?: HostKey;
-  /** Answer an hsc2 offer with hsc2 (default true; false answers as an agent that knows only hsc1). */
+  /** The versions beyond hsc1 this agent answers with (default both; `[HSC2_VERSION]` answers as an agent before hsc3). */
+  versions?: readonly ChannelVersion[];
+  /** false: answer as an agent that knows only hsc1 (the same as `versions: []`). */
   acceptHsc2?: boolean;
 }
 
@@ -324,7 +331,8 @@ export async function answerClientHandshake(options: AgentHandshakeOptions): Pro
   const offeredList = offeredVersions(c1.channels);
   if (!offeredList) throw new HandshakeError('bad-request', 'C1 channels must be a short list of channel version names');
   const offered: ChannelVersion[] = offeredList;
-  const version: ChannelVersion = offered.includes(HSC2_VERSION) && options.acceptHsc2 !== false ? HSC2_VERSION : HSC1_VERSION;
+  const spoken = options.acceptHsc2 === false ? [] : (options.versions ?? [HSC3_VERSION, HSC2_VERSION]);
+  const version = chosenVersion(offered, spoken);
 
   // Only RSA can receive the A1 secrets (OAEP); 190-byte pieces need at least 2048 bits.
   const [encryptKey, verifyKey] = await keysOrReason('unsupported-key', () =>

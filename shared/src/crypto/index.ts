@@ -4,6 +4,12 @@
  * MD5 for md5_key.
  */
 export { ChannelError, FRAME_PREFIX, MAX_SEALED_PLAINTEXT_BYTES, SecureChannel } from './channel.ts';
+export { ChannelSender, FLUSH_BYTES } from './channel-sender.ts';
+export type { ChannelSenderOutput } from './channel-sender.ts';
+export { openBinaryBody } from './channel-receiver.ts';
+export { BINARY_CHANNEL_VERSIONS } from './transcript.ts';
+export type { ChannelVersion } from './transcript.ts';
+export { MAX_RECORD_ENVELOPES, MAX_RECORD_PLAINTEXT_BYTES } from './channel-records.ts';
 export { CHANNEL_CLOSED_ID, channelClosedNotice, parseChannelClosedNotice } from './channel-closed.ts';
 export type { ChannelClosedReason } from './channel-closed.ts';
 export type { ChannelErrorReason, ChannelOptions, ChannelRole } from './channel.ts';

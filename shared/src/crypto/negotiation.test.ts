@@ -8,6 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { test } from 'node:test';
 import { answerClientHandshake, generateHostKey, HandshakeError, startClientHandshake, type AgentHandshake, type ClientHandshakeResult } from './handshake.ts';
 import type { SecureChannel } from './channel.ts';
+import { BINARY_CHANNEL_VERSIONS, type ChannelVersion } from './transcript.ts';
 
 const client = generateKeyPairSync('rsa', {
   modulusLength: 2048,
@@ -17,10 +18,11 @@ const client = generateKeyPairSync('rsa', {
 const host = await generateHostKey();
 
 async function handshake(
-  offerHsc2: boolean,
-  options: { acceptHsc2?: boolean; rewriteC1?: (c1: Record<string, unknown>) => void } = {},
+  offer: boolean | readonly ChannelVersion[],
+  options: { acceptHsc2?: boolean; versions?: readonly ChannelVersion[]; rewriteC1?: (c1: Record<string, unknown>) => void } = {},
 ): Promise<{ done: ClientHandshakeResult; agent: AgentHandshake }> {
-  const hs = await startClientHandshake({ clientKeyPem: client.privateKey, clientSpkiPem: client.publicKey, offerHsc2 });
+  const offered = typeof offer === 'boolean' ? { offerHsc2: offer } : { channels: offer };
+  const hs = await startClientHandshake({ clientKeyPem: client.privateKey, clientSpkiPem: client.publicKey, ...offered });
   const c1: Record<string, unknown> = JSON.parse(JSON.stringify(hs.c1Args));
   options.rewriteC1?.(c1);
   const agent = await answerClientHandshake({
@@ -29,6 +31,7 @@ async function handshake(
     hostKeyPem: host.privatePkcs8Pem,
     hostPublicRaw: host.publicRaw,
     ...(options.acceptHsc2 === undefined ? {} : { acceptHsc2: options.acceptHsc2 }),
+    ...(options.versions === undefined ? {} : { versions: options.versions }),
   });
   const done = await hs.finish(agent.a1Args, { pinnedHostKey: host.publicRaw });
   return { done, agent };
@@ -36,7 +39,8 @@ async function handshake(
 
 async function works(a: SecureChannel, b: SecureChannel): Promise<void> {
   const text = '{"id":"1","name":"query","namespace":"rpc","args":{}}';
-  if (a.version === 'hsc2') assert.equal(await b.openBinary(await a.sealBinary(text)), text);
+  if (a.version === 'hsc3') assert.deepEqual(await b.openRecord(await a.sealRecord(new Uint8Array([0, 0, 0, text.length, ...Buffer.from(text)]))), [text]);
+  else if (a.version === 'hsc2') assert.equal(await b.openBinary(await a.sealBinary(text)), text);
   else assert.equal(await b.open(await a.seal(text)), text);
 }
 
@@ -88,4 +92,36 @@ test('an offer added to an older client’s C1 is refused by the client; a malfo
   }
   // Unknown version names are ignored (a newer client may offer more): hsc1.
   assert.equal((await handshake(false, { rewriteC1: (c1) => (c1.channels = ['hsc9']) })).done.channel.version, 'hsc1');
+});
+
+test('a client that offers hsc3 and hsc2 gets hsc3 from a current agent and hsc2 from an agent before hsc3', async () => {
+  const current = await handshake(BINARY_CHANNEL_VERSIONS);
+  assert.deepEqual(current.done.c2Args.offered, ['hsc3', 'hsc2']);
+  assert.equal(current.agent.version, 'hsc3');
+  assert.equal(current.done.channel.version, 'hsc3');
+  assert.equal(await current.agent.verifyC2(current.done.c2Args), true);
+  await works(current.done.channel, current.agent.channel);
+  await works(current.agent.channel, current.done.channel);
+
+  // An hsc2-only agent: what it reads of C1's list is hsc2 alone, in C1 and in C2 alike: no false alarm.
+  const older = await handshake(BINARY_CHANNEL_VERSIONS, { versions: ['hsc2'] });
+  assert.equal(older.done.channel.version, 'hsc2');
+  assert.equal(await older.agent.verifyC2(older.done.c2Args), true);
+  await works(older.done.channel, older.agent.channel);
+
+  // A client before hsc3 (it offers hsc2 only) keeps hsc2 with a current agent.
+  const oldClient = await handshake(true);
+  assert.equal(oldClient.agent.version, 'hsc2');
+  assert.equal(await oldClient.agent.verifyC2(oldClient.done.c2Args), true);
+});
+
+test('a bridge that strips hsc3 from the offer (leaving hsc2) is caught at C2 as a downgrade', async () => {
+  const { done, agent } = await handshake(BINARY_CHANNEL_VERSIONS, { rewriteC1: (c1) => (c1.channels = ['hsc2']) });
+  assert.equal(done.channel.version, 'hsc2', 'the client cannot tell from A1 alone');
+  await assert.rejects(agent.verifyC2(done.c2Args), (e: unknown) => e instanceof HandshakeError && e.reason === 'downgrade');
+  // Nor can it answer hsc3 to a client that did not offer it.
+  await assert.rejects(
+    handshake(['hsc2'], { rewriteC1: (c1) => (c1.channels = ['hsc3', 'hsc2']) }),
+    (e: unknown) => e instanceof HandshakeError && e.reason === 'downgrade',
+  );
 });

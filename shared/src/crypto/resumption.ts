@@ -21,7 +21,7 @@ import { channelFrom, fixedField, HandshakeError, isRecord, type HostKey } from 
 import type { SecureChannel } from './channel.ts';
 import { importEd25519PublicKey } from './keys.ts';
 import { concatBytes, constantTimeEqual, fromBase64, isBase64, randomBytes, sha256, subtle, toBase64, utf8Encode } from './subtle.ts';
-import { generateEphemeral, HSC1_VERSION, HSC2_VERSION, LABEL_RESUME_HOST_SIG, SIZES, x25519, type ChannelVersion } from './transcript.ts';
+import { generateEphemeral, HSC1_VERSION, HSC2_VERSION, HSC3_VERSION, LABEL_RESUME_HOST_SIG, SIZES, x25519, type ChannelVersion } from './transcript.ts';
 
 export const RESUMPTION_VERSION = 'hsr1';
 export const LABEL_RESUME_TRANSCRIPT = 'hostadm-hsr1';
@@ -47,10 +47,10 @@ export const RESUMPTION_CHAIN_MS = 24 * 3600_000;
 /** The id of the sealed envelope that carries a ticket (the agent sends it just before the sign-in reply). */
 export const TICKET_MESSAGE_ID = 'hsc1-ticket';
 /** Channel versions a ticket may name; a resumed channel speaks the version its ticket recorded. */
-export const RESUMABLE_CHANNELS: readonly string[] = [HSC1_VERSION, HSC2_VERSION];
+export const RESUMABLE_CHANNELS: readonly string[] = [HSC1_VERSION, HSC2_VERSION, HSC3_VERSION];
 
 function resumableChannel(channel: string): ChannelVersion {
-  if (channel === HSC1_VERSION || channel === HSC2_VERSION) return channel;
+  if (channel === HSC1_VERSION || channel === HSC2_VERSION || channel === HSC3_VERSION) return channel;
   throw new HandshakeError('bad-request', `a ticket names channel version ${JSON.stringify(channel)}, which cannot be resumed`);
 }
 

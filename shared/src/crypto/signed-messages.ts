@@ -8,11 +8,19 @@
  * (a hostile bridge once got the host key to sign "hostadm-hsc1 host" ‖ T this way).
  *
  * The channel's own messages ("hostadm-hsc1 host" ‖ T, "hostadm-hsc1 client" ‖ T ‖ test_string, and
- * hsc2's under its own labels) are built in transcript.ts; they are listed here so that the label
+ * hsc2's and hsc3's under their own labels) are built in transcript.ts; they are listed here so that the label
  * table is complete.
  */
 import { BST1_LABELS } from './bridge-ticket.ts';
-import { LABEL_CLIENT_SIG, LABEL_HOST_SIG, LABEL_HSC2_CLIENT_SIG, LABEL_HSC2_HOST_SIG, LABEL_RESUME_HOST_SIG, TEST_STRING_PATTERN } from './transcript.ts';
+import {
+  LABEL_CLIENT_SIG,
+  LABEL_HOST_SIG,
+  LABEL_HSC2_CLIENT_SIG,
+  LABEL_HSC2_HOST_SIG,
+  LABEL_RESUME_HOST_SIG,
+  LABELS,
+  TEST_STRING_PATTERN,
+} from './transcript.ts';
 
 /** The labels of the `signature` form, one per purpose. */
 export const SIGNATURE_LABELS = {
@@ -37,6 +45,8 @@ export const ALL_SIGNATURE_LABELS: readonly string[] = [
   LABEL_CLIENT_SIG,
   LABEL_HSC2_HOST_SIG,
   LABEL_HSC2_CLIENT_SIG,
+  LABELS.hsc3.hostSig,
+  LABELS.hsc3.clientSig,
   LABEL_RESUME_HOST_SIG,
 ];
 

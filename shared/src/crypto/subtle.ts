@@ -140,6 +140,11 @@ export function utf8EncodeInto(text: string, destination: Uint8Array): number {
   return written;
 }
 
+/** Encodes as much of `text` as fits in `destination` (whole characters): UTF-16 units read, bytes written. */
+export function utf8EncodeIntoSome(text: string, destination: Uint8Array): { read: number; written: number } {
+  return textEncoder().encodeInto(text, destination);
+}
+
 /** Strict: invalid UTF-8 throws (a peer sending it is broken or hostile, never to be guessed at). */
 export function utf8Decode(bytes: Uint8Array): string {
   if (!decoder) {

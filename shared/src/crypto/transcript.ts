@@ -32,7 +32,17 @@ export const INFO_HSC2_A2C = 'hostadm-hsc2 a2c';
 export const INFO_HSC2_SID = 'hostadm-hsc2 sid';
 export const LABEL_HSC2_FRAME = 'hostadm-hsc2 frame';
 
-export type ChannelVersion = typeof HSC1_VERSION | typeof HSC2_VERSION;
+/**
+ * hsc3 (docs/bridge-protocol.md §3.10): the same handshake; each binary frame is a record carrying
+ * every envelope its side queued in one tick. Its own labels again, the records' additional data too,
+ * so an hsc2 frame can never be taken for an hsc3 record or back.
+ */
+export const HSC3_VERSION = 'hsc3';
+export const LABEL_HSC3_RECORD = 'hostadm-hsc3 record';
+
+export type ChannelVersion = typeof HSC1_VERSION | typeof HSC2_VERSION | typeof HSC3_VERSION;
+/** The versions with binary frames, best first: what a client offers where the bridge relays binary frames. */
+export const BINARY_CHANNEL_VERSIONS: readonly ChannelVersion[] = [HSC3_VERSION, HSC2_VERSION];
 
 /** The labels of one channel version; `frame` starts every sealed frame's additional data. */
 export const LABELS = {
@@ -55,6 +65,16 @@ export const LABELS = {
     sid: INFO_HSC2_SID,
     resumption: INFO_HSC2_RESUMPTION,
     frame: LABEL_HSC2_FRAME,
+  },
+  hsc3: {
+    transcript: 'hostadm-hsc3',
+    hostSig: 'hostadm-hsc3 host',
+    clientSig: 'hostadm-hsc3 client',
+    c2a: 'hostadm-hsc3 c2a',
+    a2c: 'hostadm-hsc3 a2c',
+    sid: 'hostadm-hsc3 sid',
+    resumption: 'hostadm-hsc3 resumption',
+    frame: LABEL_HSC3_RECORD,
   },
 } as const satisfies Record<ChannelVersion, Record<string, string>>;
 
