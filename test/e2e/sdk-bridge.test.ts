@@ -9,10 +9,12 @@ import { createServer } from 'node:net';
 import { agentFor, clientFor } from '../helpers/agent.ts';
 import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
 import { startTestBridge, until } from '../bridge/helpers.ts';
+import { MAX_SEALED_PLAINTEXT_BYTES } from '../../shared/src/crypto/index.ts';
 import {
   bridgeTransport,
   connect,
   ConnectionError,
+  HostadmRequestError,
   NodeWebSocket,
   type HostadmClient,
   type HostadmEvent,
@@ -199,6 +201,30 @@ test('the SDK client comes back after the bridge restarts', async (t) => {
   await until(() => reconnects > 0 && client.state === 'open', 'the SDK client reconnected through the restarted bridge', 15_000);
   const again = await client.admin.systemmanager.memorystats();
   assert.ok(again.memorystats, 'calls work again after the reconnect');
+});
+
+test('a request too large for the channel fails at once with a local 413; the channel keeps working', async (t) => {
+  const { bridge, key } = await setup(t);
+  const client = await bridgeClient(t, {
+    bridgeUrl: bridge.url,
+    host: { name: 'simhost' },
+    key: keyPems(key),
+    joinToken: await bridge.token('client'),
+    onHostKey: () => true,
+    webSocket: NodeWebSocket,
+  });
+  const huge = { note: 'x'.repeat(MAX_SEALED_PLAINTEXT_BYTES + 1) };
+  // No timeout of its own: before the fix the request waited for the SDK's default request timeout.
+  const refused = await client.request('rpc', 'query', huge).then(
+    () => assert.fail('an oversized request was answered'),
+    (err: unknown) => err,
+  );
+  assert.ok(refused instanceof HostadmRequestError, `a request error, not ${String(refused)}`);
+  assert.equal(refused.code, 413);
+  assert.equal(refused.local, true, 'refused before sending');
+  assert.match(refused.message, /too large/);
+  assert.equal(client.state, 'open');
+  assert.ok((await client.admin.systemmanager.memorystats()).memorystats, 'the next call goes through the same channel');
 });
 
 test("two SDK clients' frames interleaved on the host's bridge link: each goes to its own channel", async (t) => {

@@ -12,7 +12,7 @@
 import { ChannelError, ChannelSender, openBinaryBody, parseChannelClosedNotice, utf8Encode, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
 import type { BridgeSession } from './bridge-session.ts';
 import { messageOf } from './bridge-session.ts';
-import { ConnectionError } from './errors.ts';
+import { ConnectionError, EnvelopeTooLargeError } from './errors.ts';
 import type { CloseInfo } from './transport.ts';
 
 export type ChannelFramingState = 'open' | 'closed';
@@ -110,7 +110,9 @@ export class ChannelFraming {
     try {
       this.sender.send(text);
     } catch (cause) {
-      if (cause instanceof RangeError) return; // too large: refused before a sequence number was taken
+      // Too large: refused before a sequence number was taken, so the channel stays usable; the
+      // request fails now (requests.ts answers it with a local 413) rather than waiting for its timeout.
+      if (cause instanceof RangeError) throw new EnvelopeTooLargeError(cause.message);
       throw cause;
     }
   }

@@ -82,6 +82,17 @@ export class ConnectionError extends HostadmClientError {
   }
 }
 
+/**
+ * An envelope the transport cannot carry (over the channel's plaintext limit through a bridge): the
+ * request layer turns it into a local 413 for its caller; nothing was sent.
+ */
+export class EnvelopeTooLargeError extends HostadmClientError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EnvelopeTooLargeError';
+  }
+}
+
 /** No reply within the request's timeout. The request may still run on the host. */
 export class TimeoutError extends ConnectionError {
   readonly timeoutMs: number;

@@ -8,7 +8,7 @@
 import { isReply, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import type { FieldError } from '@hostadm/shared/protocol/errors.ts';
 import { isObject } from '../contracts.ts';
-import { ConnectionError, HostadmRequestError, TimeoutError, targetLabel, type RequestTarget } from '../errors.ts';
+import { ConnectionError, EnvelopeTooLargeError, ERROR_CODES, HostadmRequestError, TimeoutError, targetLabel, type RequestTarget } from '../errors.ts';
 import type { Transport } from '../transport.ts';
 import type { CallOptions } from '../types.ts';
 import type { ClientState } from './connection.ts';
@@ -107,6 +107,11 @@ export class RequestCorrelator {
         } catch (cause) {
           this.pending.delete(id);
           id = undefined;
+          if (cause instanceof EnvelopeTooLargeError) {
+            const message = `the request is too large to send through the bridge: ${cause.message}`;
+            finish(() => reject(new HostadmRequestError(ERROR_CODES.PAYLOAD_TOO_LARGE, message, target, { local: true })));
+            return;
+          }
           // Never sent (the connection is going down): safe to send on the next connection.
           if (!via && route.reconnects && route.state !== 'closed') {
             route.nextTransport(transport).then(go, (err: unknown) => finish(() => reject(err)));
