@@ -176,6 +176,40 @@ export function plainLink(ws: WebSocket, dest: string, size: number): Link {
   };
 }
 
+/**
+ * Control (◊): plain relay frames that carry every payload sent in one tick, joined by newlines, at
+ * most RECORD_TEXT_MAX characters each, as hsc3 coalesces (its 48 KiB record bound), but with no
+ * encryption: what coalescing alone gains, so hsc3's crypto cost can be read apart from it.
+ */
+const RECORD_TEXT_MAX = 48 * 1024;
+export function coalescedPlainLink(ws: WebSocket, dest: string, size: number): Link {
+  const filler = 'x'.repeat(size);
+  let queued: string[] = [];
+  let queuedChars = 0;
+  const flush = () => {
+    if (queued.length > 0) ws.send(`${dest}\n${queued.join('\n')}`);
+    queued = [];
+    queuedChars = 0;
+  };
+  return {
+    send: (s) => {
+      if (queuedChars + size > RECORD_TEXT_MAX) flush();
+      if (queued.length === 0) queueMicrotask(flush);
+      queued.push(tagged(s, filler));
+      queuedChars += size + 1;
+    },
+    listen(onEcho) {
+      const onMessage = (data: Buffer) => {
+        for (let at = data.indexOf(10) + 1; at > 0 && at < data.length; at = data.indexOf(10, at) + 1) {
+          onEcho(Number.parseInt(data.toString('latin1', at, at + 12), 10));
+        }
+      };
+      ws.on('message', onMessage);
+      return () => ws.off('message', onMessage);
+    },
+  };
+}
+
 export interface Cell {
   msgsPerSec: number;
   p50: number;

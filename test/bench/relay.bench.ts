@@ -37,6 +37,7 @@ import { roleBridge } from './bridge-role.ts';
 import { startNginxRelay } from './nginx-relay.ts';
 import {
   bridgeSignIn,
+  coalescedPlainLink,
   roleEchoServer,
   roleMinimalRelay,
   launcherV8Flags,
@@ -159,14 +160,20 @@ async function parent(): Promise<void> {
     const hsc1 = await secureChannel([]);
     const hsc2 = await secureChannel(['hsc2']);
     const hsc3 = await secureChannel(BINARY_CHANNEL_VERSIONS);
-    // The control: bare AES-GCM calls per frame on the bridge, its own agent and client (channel-helpers.ts).
-    const gcmKey = makeKey('rsa');
-    const [gcmAgentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
-    const gcmEcho = spawn('echo-peer', [bridgeUrl, gcmAgentToken!, gcmKey.md5, 'gcm']);
-    await gcmEcho.next();
-    const [gcmToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'client', n: 1 })).tokens;
-    const gcm = await bridgeSignIn(bridgeUrl, 'client', gcmKey, gcmToken!, [gcmKey.md5]);
-    if (gcm.offer.length !== 1) throw new Error(`the bridge offered ${JSON.stringify(gcm.offer)} to the control client`);
+    // The controls, each its own agent and client on the bridge: bare AES-GCM calls per frame
+    // (channel-helpers.ts), and hsc3's coalescing without encryption (relay-helpers.ts).
+    const controlPair = async (mode: 'gcm' | 'plain') => {
+      const key = makeKey('rsa');
+      const [agentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
+      const echoPeer = spawn('echo-peer', [bridgeUrl, agentToken!, key.md5, ...(mode === 'gcm' ? ['gcm'] : [])]);
+      await echoPeer.next();
+      const [token] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'client', n: 1 })).tokens;
+      const signedIn = await bridgeSignIn(bridgeUrl, 'client', key, token!, [key.md5]);
+      if (signedIn.offer.length !== 1) throw new Error(`the bridge offered ${JSON.stringify(signedIn.offer)} to the control client`);
+      return { ws: signedIn.ws, id: signedIn.offer[0]!, farPid: echoPeer.proc.pid! };
+    };
+    const gcm = await controlPair('gcm');
+    const batch = await controlPair('plain');
 
     // the Workers bridge in local workerd (wrangler dev): its own agent and client, like the bridge row
     const workers = WORKERS ? await startWorkerdBridge() : null;
@@ -210,13 +217,14 @@ async function parent(): Promise<void> {
         unloaded: true,
         farPid: hsc2.farPid,
       },
+      { name: 'bridge+gcm◊', link: (size) => bareGcmLink(gcm.ws, gcm.id, size), pid: bridge.proc.pid!, frames: 2, unloaded: false, farPid: gcm.farPid },
       {
-        name: 'bridge+gcm◊',
-        link: (size) => bareGcmLink(gcm.ws, gcm.offer[0]!, size),
+        name: 'bridge+batch◊',
+        link: (size) => coalescedPlainLink(batch.ws, batch.id, size),
         pid: bridge.proc.pid!,
         frames: 2,
         unloaded: false,
-        farPid: gcmEcho.proc.pid!,
+        farPid: batch.farPid,
       },
       {
         name: 'bridge+hsc1‡',
@@ -291,6 +299,9 @@ async function parent(): Promise<void> {
     console.log(
       '◊ control: each frame encrypted by its sender and decrypted by its receiver with one bare node:crypto AES-256-GCM call (fixed key and nonce, no channel): the floor under hsc2',
     );
+    console.log(
+      "◊ batch control: the plain bridge with hsc3's coalescing and no encryption (what one tick sends leaves as one relay frame, payloads joined by newlines, 48 KiB at most): hsc3 against it is what the encryption costs once coalesced",
+    );
     // Per-round ratios of two paths' msg/s (their cells ran back to back in each round): median and spread.
     const pairRatio = (b: string, a: string, size: number, inflight: number) =>
       summarize(results.get(`${b}|${size}|${inflight}`)!.map((cell, round) => cell.msgsPerSec / results.get(`${a}|${size}|${inflight}`)![round]!.msgsPerSec));
@@ -335,7 +346,7 @@ async function parent(): Promise<void> {
     reportChannelCpu(results, SIZES, INFLIGHT);
     const stats = await bridge.ask<{ metrics: { drops: Record<string, number>; frames_relayed: number } }>({ cmd: 'mem' });
     console.log(`bridge counters: ${stats.metrics.frames_relayed} frames relayed, drops ${JSON.stringify(stats.metrics.drops)}`);
-    for (const ws of [direct, minimal, heavy, viaBridge, hsc1.ws, hsc2.ws, hsc3.ws, gcm.ws, viaWorkers, viaNginx]) ws?.terminate();
+    for (const ws of [direct, minimal, heavy, viaBridge, hsc1.ws, hsc2.ws, hsc3.ws, gcm.ws, batch.ws, viaWorkers, viaNginx]) ws?.terminate();
     await workers?.stop();
     if ('url' in nginx) await nginx.stop();
 
