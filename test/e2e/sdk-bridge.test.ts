@@ -59,6 +59,18 @@ async function bridgeClient(t: TestContext, options: Parameters<typeof bridgeTra
   return client;
 }
 
+/** A client of the sim agent through `bridge`, with a fresh join token, trusting the host key on first use. */
+async function simhostClient(t: TestContext, bridge: Awaited<ReturnType<typeof startTestBridge>>, key: TestKey): Promise<HostadmClient> {
+  return bridgeClient(t, {
+    bridgeUrl: bridge.url,
+    host: { name: 'simhost' },
+    key: keyPems(key),
+    joinToken: await bridge.token('client'),
+    onHostKey: () => true,
+    webSocket: NodeWebSocket,
+  });
+}
+
 test('the SDK through the bridge: typed call, event, queued job, first-use pin then mismatch', async (t) => {
   const { bridge, agent, key } = await setup(t);
   let seen: { fingerprint: string; hostKey: string } | null = null;
@@ -177,14 +189,7 @@ test("the channel's key proof is the sign-in: the client sends no auth_token and
 
 test('the SDK client comes back after the bridge restarts', async (t) => {
   const { bridge, agent, key } = await setup(t);
-  const client = await bridgeClient(t, {
-    bridgeUrl: bridge.url,
-    host: { name: 'simhost' },
-    key: keyPems(key),
-    joinToken: await bridge.token('client'),
-    onHostKey: () => true,
-    webSocket: NodeWebSocket,
-  });
+  const client = await simhostClient(t, bridge, key);
   assert.ok((await client.admin.systemmanager.memorystats()).memorystats);
   let disconnects = 0;
   let reconnects = 0;
@@ -205,14 +210,7 @@ test('the SDK client comes back after the bridge restarts', async (t) => {
 
 test('a request too large for the channel fails at once with a local 413; the channel keeps working', async (t) => {
   const { bridge, key } = await setup(t);
-  const client = await bridgeClient(t, {
-    bridgeUrl: bridge.url,
-    host: { name: 'simhost' },
-    key: keyPems(key),
-    joinToken: await bridge.token('client'),
-    onHostKey: () => true,
-    webSocket: NodeWebSocket,
-  });
+  const client = await simhostClient(t, bridge, key);
   const huge = { note: 'x'.repeat(MAX_SEALED_PLAINTEXT_BYTES + 1) };
   // No timeout of its own: before the fix the request waited for the SDK's default request timeout.
   const refused = await client.request('rpc', 'query', huge).then(
