@@ -79,9 +79,18 @@ export function reportError(err: unknown, writeErr: (text: string) => void = (te
   return code;
 }
 
-/** Runs a command body: errors become a message and an exit code. */
-// biome-ignore lint/suspicious/noConfusingVoidType: a command body returns an exit code or nothing at all
-export async function runCommand(body: () => Promise<number | void>): Promise<void> {
+/**
+ * Runs a command body: errors become a message and an exit code. `exitWhenWritten` (a one-shot call):
+ * the process ends as soon as its output is written rather than when its last socket has closed. By
+ * then the reply is printed and the session state saved (tickets are saved when the channel opens,
+ * tokens before the close), and the close frames went out with the close; waiting for the bridge's
+ * answering close frame and the TCP teardown only delays the exit (a round trip, more on a loaded host).
+ */
+export async function runCommand(
+  // biome-ignore lint/suspicious/noConfusingVoidType: a command body returns an exit code or nothing at all
+  body: () => Promise<number | void>,
+  options: { exitWhenWritten?: boolean } = {},
+): Promise<void> {
   let code: number;
   try {
     code = (await body()) ?? EXIT.ok;
@@ -89,6 +98,20 @@ export async function runCommand(body: () => Promise<number | void>): Promise<vo
     code = reportError(err);
   }
   process.exitCode = code;
+  if (options.exitWhenWritten) exitWhenWritten(code);
   // Everything is closed by now; should a handle linger, it must not keep a finished command alive.
   setTimeout(() => process.exit(code), 1500).unref();
+}
+
+/**
+ * Exits once what was written to stdout and stderr has been handed to the system: their writes are
+ * synchronous on Linux, but not to a pipe on FreeBSD or macOS, where exiting at once could cut the output.
+ */
+function exitWhenWritten(code: number): void {
+  let pending = 2;
+  const written = () => {
+    if (--pending === 0) process.exit(code);
+  };
+  process.stdout.write('', written);
+  process.stderr.write('', written);
 }
