@@ -73,7 +73,7 @@ function writeCache(dir: string, prefix: string, level: CacheLevel, data: Buffer
  * each one's path (relative to the repository), size, mtime and ctime. The bundle is used only when
  * every one of them is as it was: an edited, replaced, touched or removed source (ctime moves on any
  * write, whatever mtime a tool sets) sends `hostadm call` back to the sources, never to a stale
- * bundle. About 200 stat calls, ~1 ms: loading the sources instead costs ~80 ms.
+ * bundle. About 200 stat calls, ~1 ms of CPU: loading the sources instead costs ~80 ms.
  */
 const REPOSITORY_BUNDLE_DIR = 'client/cli/.call-bundle';
 
@@ -98,7 +98,8 @@ function isFileStamp(value: unknown): value is FileStamp {
 }
 
 function stampOf(root: string, path: string): FileStamp | undefined {
-  const stats = statSync(join(root, path), { throwIfNoEntry: false });
+  // Concatenated, not path.join: ~200 joins cost as much CPU as the stat calls themselves.
+  const stats = statSync(`${root}/${path}`, { throwIfNoEntry: false });
   return stats?.isFile() ? [path, stats.size, stats.mtimeMs, stats.ctimeMs] : undefined;
 }
 
