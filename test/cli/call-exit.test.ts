@@ -8,9 +8,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { HOSTADM, runCli, show } from './cli-support.ts';
+import { cliSetup, HOSTADM, runCli, show } from './cli-support.ts';
 import { bridgedProfile } from './bridged-profile.ts';
 
 /** Runs hostadm with stdout read only after the process has exited: everything must already be in the pipe (or the exit waited for it). */
@@ -66,4 +66,40 @@ test('a bridged call exits once its reply is written: the whole reply, the bridg
   const refused = await runCli(['call', 'systemmanager', 'nosuch', '--profile', 'lab'], env);
   assert.equal(refused.code, 2, show(refused));
   assert.match(refused.stderr, /systemmanager has no action nosuch/);
+});
+
+/** Runs hostadm with stdout given as `stdout` (a file descriptor, or a pipe whose reader goes away at once). */
+function runWithStdout(args: string[], env: Record<string, string>, stdout: number | 'closed-pipe'): Promise<{ code: number | null; stderr: string }> {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HOSTADM_') && k !== 'XDG_CONFIG_HOME'));
+  const child = spawn(HOSTADM, args, { env: { ...inherited, ...env }, stdio: ['ignore', stdout === 'closed-pipe' ? 'pipe' : stdout, 'pipe'] });
+  if (stdout === 'closed-pipe') child.stdout?.destroy();
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stderr }));
+  });
+}
+
+test('a reply that cannot be written is exit 1, never success and never a stack trace', async (t) => {
+  const { env } = await cliSetup(t);
+  const args = ['call', 'systemmanager', 'procinfo'];
+  const gone = await runWithStdout(args, env, 'closed-pipe');
+  assert.equal(gone.code, 1, gone.stderr);
+  assert.equal(gone.stderr, '', 'nothing to say when the reader left (| head)');
+  if (!existsSync('/dev/full')) {
+    t.diagnostic('no /dev/full here: the full-device case is not run');
+    return;
+  }
+  const full = openSync('/dev/full', 'w');
+  try {
+    const result = await runWithStdout(args, env, full);
+    assert.equal(result.code, 1, result.stderr);
+    assert.equal(result.stderr, 'hostadm: the reply could not be written to standard output (ENOSPC: no space left on device, write)\n');
+    // Nothing written to stdout, nothing lost: a usage error keeps its own code.
+    const usage = await runWithStdout(['call', 'systemmanager', 'nosuch'], env, full);
+    assert.equal(usage.code, 2, usage.stderr);
+  } finally {
+    closeSync(full);
+  }
 });
