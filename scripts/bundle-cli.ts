@@ -108,8 +108,19 @@ export async function bundleCli(root: string, stagedClient: string): Promise<voi
  * escaped), so it is read as latin1 and V8 keeps it as a one-byte string: no UTF-8 decoding of ~1 MB.
  */
 async function bundleCall(root: string, stagedClient: string, version: string): Promise<void> {
+  const { code } = await buildCallBundle(root, version);
+  writeFileSync(join(stagedClient, 'cli/src/call.cjs'), code);
+}
+
+/**
+ * The call bundle's bytes (header line included) and the files it was made from, relative to `root`
+ * (esbuild's metafile: sources, contracts and the third-party files it took in). The repository layout
+ * keeps the same bundle with that list (build-call-bundle.ts).
+ */
+export async function buildCallBundle(root: string, version: string): Promise<{ code: Buffer; inputs: string[] }> {
   const result = await build({
     entryPoints: [join(root, 'client/cli/src/call-program.ts')],
+    absWorkingDir: root,
     bundle: true,
     format: 'cjs',
     platform: 'node',
@@ -117,7 +128,8 @@ async function bundleCall(root: string, stagedClient: string, version: string): 
     charset: 'ascii',
     minifyWhitespace: true,
     write: false,
-    outfile: join(stagedClient, 'cli/src/call.cjs'),
+    metafile: true,
+    outfile: join(root, 'call.cjs'),
     plugins: [cliResolution(version)],
     logLevel: 'warning',
     legalComments: 'none',
@@ -132,5 +144,7 @@ async function bundleCall(root: string, stagedClient: string, version: string): 
   );
   if (code.some((byte) => byte > 0x7f)) throw new Error('the hostadm call bundle is not ASCII: lib/call-bundle.cts reads it as latin1');
   const id = createHash('sha256').update(code).digest('hex').slice(0, 32);
-  writeFileSync(join(stagedClient, 'cli/src/call.cjs'), Buffer.concat([Buffer.from(`/* hostadm-call-bundle ${id} */\n`), code]));
+  // Files only: the plugin's namespaces (`deferred-builtin:https`, `zod-english:en`) are made here, from this file.
+  const inputs = Object.keys(result.metafile.inputs).filter((path) => !/^[a-z-]+:/.test(path));
+  return { code: Buffer.concat([Buffer.from(`/* hostadm-call-bundle ${id} */\n`), code]), inputs };
 }

@@ -1,8 +1,8 @@
 /**
  * The root `hostadm` command, and `hostadm call` alone: the program with only the call command
- * defined (program.ts uses it for `call`). In the npm package it is also bundled by itself into one
- * CommonJS file, `cli/src/call.cjs` (scripts/bundle-cli.ts), that main.cjs runs without Node's ES
- * module loader (lib/call-bundle.cts).
+ * defined (program.ts uses it for `call`). It is also bundled by itself into one CommonJS file
+ * (scripts/bundle-cli.ts: `cli/src/call.cjs` in the npm package, `client/cli/.call-bundle/` in a
+ * checkout while fresh) that main runs without Node's ES module loader (lib/call-bundle.cts).
  */
 import { Command } from 'commander';
 import { configureProgram, registerCallCommand } from './client-commands.ts';

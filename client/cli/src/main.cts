@@ -19,7 +19,7 @@ if (nodeMajor < 22 || (nodeMajor === 22 && nodeMinor < 16)) {
   process.exit(1);
 }
 
-const { existsSync, readFileSync } = require('node:fs') as typeof import('node:fs');
+const { readFileSync } = require('node:fs') as typeof import('node:fs');
 const { registerHooks } = require('node:module') as typeof import('node:module');
 const { join } = require('node:path') as typeof import('node:path');
 
@@ -80,7 +80,8 @@ interface ControlClient {
 }
 
 interface CallBundleLoader {
-  runCallBundle(bundle: string, argv: readonly string[]): void;
+  runCallBundle(bundle: string, argv: readonly string[]): boolean;
+  freshRepositoryBundle(root: string): string | undefined;
 }
 
 function runProgram(): void {
@@ -92,17 +93,17 @@ function runProgram(): void {
 }
 
 /**
- * `hostadm call` in the npm package runs from one CommonJS bundle (scripts/bundle-cli.ts) with a code
- * cache of its own (lib/call-bundle.cts): no ES module loader, no module hook (the bundle has the same
- * resolutions built in), one file. In a checkout (the TypeScript sources) it goes through program.ts.
+ * `hostadm call` runs from one CommonJS bundle (scripts/bundle-cli.ts) with a code cache of its own
+ * (lib/call-bundle.cts): no ES module loader, no module hook (the bundle has the same resolutions built
+ * in), one file. The npm package ships it (`call.cjs` beside this file); in a checkout `npm ci` makes
+ * it (scripts/build-call-bundle.ts) and it is used only while every file it was made from is unchanged,
+ * else the call runs from the TypeScript sources through program.ts, as every other command does.
  */
 function runCall(): void {
-  const bundle = join(__dirname, 'call.cjs');
-  if (__filename.endsWith('.cjs') && existsSync(bundle)) {
-    (require(join(__dirname, 'lib', 'call-bundle.cjs')) as CallBundleLoader).runCallBundle(bundle, process.argv);
-  } else {
-    runProgram();
-  }
+  const packaged = __filename.endsWith('.cjs');
+  const loader = require(join(__dirname, 'lib', packaged ? 'call-bundle.cjs' : 'call-bundle.cts')) as CallBundleLoader;
+  const bundle = packaged ? join(__dirname, 'call.cjs') : loader.freshRepositoryBundle(join(__dirname, '../../..'));
+  if (bundle === undefined || !loader.runCallBundle(bundle, process.argv)) runProgram();
 }
 
 const args = process.argv.slice(2);

@@ -109,7 +109,7 @@ function unknownAction(cls: string, contract: ClassContract, action: string): Er
 }
 
 export async function runCall(cls: string | undefined, action: string | undefined, rest: string[], opts: CallOptions): Promise<void> {
-  await runCommand(() => callThrough(ownProcess, cls, action, rest, opts));
+  await runCommand(() => callThrough(ownProcess, cls, action, rest, opts), { exitWhenWritten: true });
 }
 
 /** The call itself; returns the exit code, throws what reportError turns into a message. */

@@ -7,7 +7,7 @@
 import { summarizeFieldErrors } from '@hostadm/shared/protocol/field-errors.ts';
 import { ConnectionError, HostadmClientError, HostadmRequestError, ReplyContractError } from '../../../sdk/src/errors.ts';
 
-export const EXIT = { ok: 0, usage: 2, auth: 3, refused: 4, host: 5, connection: 6, interrupted: 130 } as const;
+export const EXIT = { ok: 0, output: 1, usage: 2, auth: 3, refused: 4, host: 5, connection: 6, interrupted: 130 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /** An error the CLI raises itself, with its exit code. */
@@ -79,9 +79,18 @@ export function reportError(err: unknown, writeErr: (text: string) => void = (te
   return code;
 }
 
-/** Runs a command body: errors become a message and an exit code. */
-// biome-ignore lint/suspicious/noConfusingVoidType: a command body returns an exit code or nothing at all
-export async function runCommand(body: () => Promise<number | void>): Promise<void> {
+/**
+ * Runs a command body: errors become a message and an exit code. `exitWhenWritten` (a one-shot call):
+ * the process ends as soon as its output is written rather than when its last socket has closed. By
+ * then the reply is printed and the session state saved (tickets are saved when the channel opens,
+ * tokens before the close), and the close frames went out with the close; waiting for the bridge's
+ * answering close frame and the TCP teardown only delays the exit (a round trip, more on a loaded host).
+ */
+export async function runCommand(
+  // biome-ignore lint/suspicious/noConfusingVoidType: a command body returns an exit code or nothing at all
+  body: () => Promise<number | void>,
+  options: { exitWhenWritten?: boolean } = {},
+): Promise<void> {
   let code: number;
   try {
     code = (await body()) ?? EXIT.ok;
@@ -89,6 +98,38 @@ export async function runCommand(body: () => Promise<number | void>): Promise<vo
     code = reportError(err);
   }
   process.exitCode = code;
+  if (options.exitWhenWritten) exitWhenWritten(code);
   // Everything is closed by now; should a handle linger, it must not keep a finished command alive.
   setTimeout(() => process.exit(code), 1500).unref();
+}
+
+/**
+ * Exits once what was written to stdout and stderr has been handed to the system: their writes are
+ * synchronous on Linux, but not to a pipe on FreeBSD or macOS, where exiting at once could cut the output.
+ * Output that could not be written (a full disk, a reader that went away) is exit 1, never success:
+ * one line on stderr, none when stdout's reader left (a closed pipe), whose own exit says enough.
+ */
+function exitWhenWritten(code: number): void {
+  // Recorded here, and handled: an unhandled stream error would end the process with a stack trace.
+  let lost: NodeJS.ErrnoException | undefined;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => (lost ??= err));
+  process.stderr.on('error', () => {});
+  const decide = () => {
+    lost ??= (process.stdout.errored as NodeJS.ErrnoException | null) ?? undefined;
+    if (lost === undefined) process.exit(code);
+    if (lost.code === 'EPIPE' || process.stderr.errored) process.exit(EXIT.output);
+    process.stderr.write(`hostadm: the reply could not be written to standard output (${lost.message})\n`, () => process.exit(EXIT.output));
+  };
+  let pending = 2;
+  // A failed write reports its error a few ticks later (a file's writes fail synchronously, then
+  // report on the next ticks): decided once those have run.
+  const written = () => {
+    if (--pending === 0) setImmediate(decide);
+  };
+  // An empty write's callback comes once the writes before it are out; with nothing pending (always on
+  // Linux) none is made: even an empty write fails on a full device.
+  for (const stream of [process.stdout, process.stderr]) {
+    if (stream.writableLength > 0) stream.write('', written);
+    else written();
+  }
 }

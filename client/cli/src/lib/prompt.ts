@@ -1,3 +1,15 @@
+import { isatty } from 'node:tty';
+
+/**
+ * Whether a prompt can be shown and answered: standard input and standard error are terminals. Asked
+ * of the file descriptors rather than `process.stdin.isTTY`: reading `process.stdin` makes the stream,
+ * and for a file or /dev/null (a script's stdin) that loads fs streams, fs/promises and readline, ten
+ * modules, ~2 ms of CPU a non-interactive `hostadm call` would spend for nothing.
+ */
+export function canPrompt(): boolean {
+  return isatty(0) && isatty(2);
+}
+
 /** A password prompt on the terminal: nothing is echoed; Ctrl-C cancels. */
 export function promptHidden(question: string): Promise<string> {
   const input = process.stdin;
