@@ -4,21 +4,11 @@
  * the constant and recomputed independently with node:crypto.
  */
 import assert from 'node:assert/strict';
-import { createCipheriv, createHash, createPrivateKey, hkdfSync, sign } from 'node:crypto';
 import { test } from 'node:test';
-import { SecureChannel } from './channel.ts';
-import { curve25519PrivatePkcs8, ed25519PublicRawFromPkcs8, importEd25519PrivateKey } from './keys.ts';
-import { fromHex, subtle, toHex } from './subtle.ts';
-import { clientSignedMessage, deriveSessionSecrets, ephemeralFromPrivateRaw, hostSignedMessage, transcriptHash, x25519 } from './transcript.ts';
-
-const range = (start: number, n: number) => Uint8Array.from({ length: n }, (_, i) => start + i);
+import { toHex } from './subtle.ts';
+import { checkHandshakeVectors, independentlySealed, vectorChannels } from './vectors.test-support.ts';
 
 const IN = {
-  md5Key: 'AAECAwQFBgcICQoLDA0ODw==',
-  clientEphPrivate: '77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a',
-  agentEphPrivate: '5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb',
-  hostKeySeed: '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60',
-  testString: 'abcdefghijklmnopqrstuvwxyz012345',
   frames: [
     { dir: 'c2a', seq: 0, plain: '{"id":"1","name":"identify","namespace":"rpc","args":{}}' },
     { dir: 'c2a', seq: 1, plain: '{"id":"2","name":"query","namespace":"rpc","args":{}}' },
@@ -43,65 +33,9 @@ const OUT = {
 } as const;
 
 test('hsc2 test vectors', async () => {
-  const client = await ephemeralFromPrivateRaw(fromHex(IN.clientEphPrivate));
-  const agent = await ephemeralFromPrivateRaw(fromHex(IN.agentEphPrivate));
-  const shared = await x25519(client.privateKey, agent.publicRaw);
-  assert.equal(toHex(shared), OUT.shared);
-  const hostPkcs8 = curve25519PrivatePkcs8(fromHex(IN.hostKeySeed), 'ed25519');
-  const hostKey = await ed25519PublicRawFromPkcs8(hostPkcs8);
-  assert.equal(toHex(hostKey), OUT.hostKey);
-
-  const input = {
-    md5Key: IN.md5Key,
-    clientEph: client.publicRaw,
-    clientNonce: range(0x00, 32),
-    agentEph: agent.publicRaw,
-    agentNonce: range(0x20, 32),
-    hostKey,
-  };
-  const T = await transcriptHash(input, 'hsc2');
-  assert.equal(toHex(T), OUT.transcript);
-  const independentT = createHash('sha256')
-    .update('hostadm-hsc2')
-    .update(IN.md5Key)
-    .update(client.publicRaw)
-    .update(range(0x00, 32))
-    .update(agent.publicRaw)
-    .update(range(0x20, 32))
-    .update(hostKey)
-    .digest('hex');
-  assert.equal(independentT, OUT.transcript);
-  assert.notEqual(toHex(await transcriptHash(input)), OUT.transcript, 'hsc1 and hsc2 never share a transcript');
-
-  const hostSig = new Uint8Array(await subtle().sign({ name: 'Ed25519' }, await importEd25519PrivateKey(hostPkcs8), hostSignedMessage(T, 'hsc2')));
-  assert.equal(toHex(hostSig), OUT.hostSig);
-  const nodeKey = createPrivateKey({ key: Buffer.from(hostPkcs8), format: 'der', type: 'pkcs8' });
-  assert.equal(sign(null, Buffer.concat([Buffer.from('hostadm-hsc2 host'), fromHex(OUT.transcript)]), nodeKey).toString('hex'), OUT.hostSig);
-
-  const secrets = await deriveSessionSecrets(shared, T, 'hsc2');
-  assert.deepEqual([toHex(secrets.kC2a), toHex(secrets.kA2c), toHex(secrets.sid)], [OUT.kC2a, OUT.kA2c, OUT.sid]);
-  const hkdf = (info: string, n: number) => Buffer.from(hkdfSync('sha256', fromHex(OUT.shared), fromHex(OUT.transcript), info, n)).toString('hex');
-  assert.deepEqual([hkdf('hostadm-hsc2 c2a', 32), hkdf('hostadm-hsc2 a2c', 32), hkdf('hostadm-hsc2 sid', 16)], [OUT.kC2a, OUT.kA2c, OUT.sid]);
-  assert.equal(
-    createHash('sha256')
-      .update(clientSignedMessage(T, IN.testString, 'hsc2'))
-      .digest('hex'),
-    OUT.c2MessageSha256,
-  );
-
-  const copy = () => ({ kC2a: fromHex(OUT.kC2a), kA2c: fromHex(OUT.kA2c), sid: fromHex(OUT.sid) });
-  const channels = async (engine: 'auto' | 'webcrypto') => ({
-    sealers: {
-      c2a: await SecureChannel.create('client', copy(), { engine, version: 'hsc2' }),
-      a2c: await SecureChannel.create('agent', copy(), { engine, version: 'hsc2' }),
-    },
-    openers: {
-      c2a: await SecureChannel.create('agent', copy(), { engine, version: 'hsc2' }),
-      a2c: await SecureChannel.create('client', copy(), { engine, version: 'hsc2' }),
-    },
-  });
-  const native = await channels('auto');
-  const web = await channels('webcrypto');
+  await checkHandshakeVectors('hsc2', 'hsc1', OUT);
+  const native = await vectorChannels(OUT, 'hsc2', 'auto');
+  const web = await vectorChannels(OUT, 'hsc2', 'webcrypto');
   for (const [i, f] of IN.frames.entries()) {
     const frame = await native.sealers[f.dir].sealBinary(f.plain);
     assert.equal(toHex(frame), OUT.frames[i]);
@@ -109,10 +43,6 @@ test('hsc2 test vectors', async () => {
     assert.equal(await native.openers[f.dir].openBinary(frame), f.plain);
     assert.equal(await web.openers[f.dir].openBinary(frame), f.plain, 'WebCrypto engine');
     // Independently: AES-256-GCM, nonce 0000‖seq, AAD "hostadm-hsc2 frame"‖sid‖direction‖seq, raw seq‖ct‖tag.
-    const seq = Buffer.alloc(8);
-    seq.writeBigUInt64BE(BigInt(f.seq));
-    const cipher = createCipheriv('aes-256-gcm', fromHex(f.dir === 'c2a' ? OUT.kC2a : OUT.kA2c), Buffer.concat([Buffer.alloc(4), seq]));
-    cipher.setAAD(Buffer.concat([Buffer.from('hostadm-hsc2 frame'), fromHex(OUT.sid), Buffer.of(f.dir === 'c2a' ? 1 : 2), seq]));
-    assert.equal(Buffer.concat([seq, cipher.update(f.plain, 'utf8'), cipher.final(), cipher.getAuthTag()]).toString('hex'), OUT.frames[i]);
+    assert.equal(independentlySealed(OUT, 'hostadm-hsc2 frame', f.dir, f.seq, Buffer.from(f.plain, 'utf8')), OUT.frames[i]);
   }
 });

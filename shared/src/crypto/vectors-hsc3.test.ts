@@ -5,22 +5,13 @@
  * node:crypto; the records are made by the product's sender (channel-sender.ts).
  */
 import assert from 'node:assert/strict';
-import { createCipheriv, createHash, createPrivateKey, hkdfSync, sign } from 'node:crypto';
 import { test } from 'node:test';
-import { SecureChannel } from './channel.ts';
+import type { SecureChannel } from './channel.ts';
 import { ChannelSender } from './channel-sender.ts';
-import { curve25519PrivatePkcs8, ed25519PublicRawFromPkcs8, importEd25519PrivateKey } from './keys.ts';
-import { fromHex, subtle, toHex } from './subtle.ts';
-import { clientSignedMessage, deriveSessionSecrets, ephemeralFromPrivateRaw, hostSignedMessage, transcriptHash, x25519 } from './transcript.ts';
-
-const range = (start: number, n: number) => Uint8Array.from({ length: n }, (_, i) => start + i);
+import { toHex } from './subtle.ts';
+import { checkHandshakeVectors, independentlySealed, vectorChannels } from './vectors.test-support.ts';
 
 const IN = {
-  md5Key: 'AAECAwQFBgcICQoLDA0ODw==',
-  clientEphPrivate: '77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a',
-  agentEphPrivate: '5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb',
-  hostKeySeed: '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60',
-  testString: 'abcdefghijklmnopqrstuvwxyz012345',
   records: [
     {
       dir: 'c2a',
@@ -60,63 +51,9 @@ async function recordOf(channel: SecureChannel, texts: readonly string[]): Promi
 }
 
 test('hsc3 test vectors', async () => {
-  const client = await ephemeralFromPrivateRaw(fromHex(IN.clientEphPrivate));
-  const agent = await ephemeralFromPrivateRaw(fromHex(IN.agentEphPrivate));
-  const shared = await x25519(client.privateKey, agent.publicRaw);
-  assert.equal(toHex(shared), OUT.shared);
-  const hostPkcs8 = curve25519PrivatePkcs8(fromHex(IN.hostKeySeed), 'ed25519');
-  const hostKey = await ed25519PublicRawFromPkcs8(hostPkcs8);
-  const input = {
-    md5Key: IN.md5Key,
-    clientEph: client.publicRaw,
-    clientNonce: range(0x00, 32),
-    agentEph: agent.publicRaw,
-    agentNonce: range(0x20, 32),
-    hostKey,
-  };
-  const T = await transcriptHash(input, 'hsc3');
-  assert.equal(toHex(T), OUT.transcript);
-  const independentT = createHash('sha256')
-    .update('hostadm-hsc3')
-    .update(IN.md5Key)
-    .update(client.publicRaw)
-    .update(range(0x00, 32))
-    .update(agent.publicRaw)
-    .update(range(0x20, 32))
-    .update(hostKey)
-    .digest('hex');
-  assert.equal(independentT, OUT.transcript);
-  assert.notEqual(toHex(await transcriptHash(input, 'hsc2')), OUT.transcript, 'hsc2 and hsc3 never share a transcript');
-
-  const hostSig = new Uint8Array(await subtle().sign({ name: 'Ed25519' }, await importEd25519PrivateKey(hostPkcs8), hostSignedMessage(T, 'hsc3')));
-  assert.equal(toHex(hostSig), OUT.hostSig);
-  const nodeKey = createPrivateKey({ key: Buffer.from(hostPkcs8), format: 'der', type: 'pkcs8' });
-  assert.equal(sign(null, Buffer.concat([Buffer.from('hostadm-hsc3 host'), fromHex(OUT.transcript)]), nodeKey).toString('hex'), OUT.hostSig);
-
-  const secrets = await deriveSessionSecrets(shared, T, 'hsc3');
-  assert.deepEqual([toHex(secrets.kC2a), toHex(secrets.kA2c), toHex(secrets.sid)], [OUT.kC2a, OUT.kA2c, OUT.sid]);
-  const hkdf = (info: string, n: number) => Buffer.from(hkdfSync('sha256', fromHex(OUT.shared), fromHex(OUT.transcript), info, n)).toString('hex');
-  assert.deepEqual([hkdf('hostadm-hsc3 c2a', 32), hkdf('hostadm-hsc3 a2c', 32), hkdf('hostadm-hsc3 sid', 16)], [OUT.kC2a, OUT.kA2c, OUT.sid]);
-  assert.equal(
-    createHash('sha256')
-      .update(clientSignedMessage(T, IN.testString, 'hsc3'))
-      .digest('hex'),
-    OUT.c2MessageSha256,
-  );
-
-  const copy = () => ({ kC2a: fromHex(OUT.kC2a), kA2c: fromHex(OUT.kA2c), sid: fromHex(OUT.sid) });
-  const channels = async (engine: 'auto' | 'webcrypto') => ({
-    sealers: {
-      c2a: await SecureChannel.create('client', copy(), { engine, version: 'hsc3' }),
-      a2c: await SecureChannel.create('agent', copy(), { engine, version: 'hsc3' }),
-    },
-    openers: {
-      c2a: await SecureChannel.create('agent', copy(), { engine, version: 'hsc3' }),
-      a2c: await SecureChannel.create('client', copy(), { engine, version: 'hsc3' }),
-    },
-  });
-  const native = await channels('auto');
-  const web = await channels('webcrypto');
+  await checkHandshakeVectors('hsc3', 'hsc2', OUT);
+  const native = await vectorChannels(OUT, 'hsc3', 'auto');
+  const web = await vectorChannels(OUT, 'hsc3', 'webcrypto');
   for (const [i, r] of IN.records.entries()) {
     const record = await recordOf(native.sealers[r.dir], r.plain);
     assert.equal(toHex(record), OUT.records[i]);
@@ -124,8 +61,6 @@ test('hsc3 test vectors', async () => {
     assert.deepEqual(await native.openers[r.dir].openRecord(record), r.plain);
     assert.deepEqual(await web.openers[r.dir].openRecord(record), r.plain, 'WebCrypto engine');
     // Independently: plaintext = (len u32 BE ‖ UTF-8)+, then sealed as an hsc2 frame under "hostadm-hsc3 record".
-    const seq = Buffer.alloc(8);
-    seq.writeBigUInt64BE(BigInt(r.seq));
     const plain = Buffer.concat(
       r.plain.flatMap((text) => {
         const bytes = Buffer.from(text, 'utf8');
@@ -134,8 +69,6 @@ test('hsc3 test vectors', async () => {
         return [length, bytes];
       }),
     );
-    const cipher = createCipheriv('aes-256-gcm', fromHex(r.dir === 'c2a' ? OUT.kC2a : OUT.kA2c), Buffer.concat([Buffer.alloc(4), seq]));
-    cipher.setAAD(Buffer.concat([Buffer.from('hostadm-hsc3 record'), fromHex(OUT.sid), Buffer.of(r.dir === 'c2a' ? 1 : 2), seq]));
-    assert.equal(Buffer.concat([seq, cipher.update(plain), cipher.final(), cipher.getAuthTag()]).toString('hex'), OUT.records[i]);
+    assert.equal(independentlySealed(OUT, 'hostadm-hsc3 record', r.dir, r.seq, plain), OUT.records[i]);
   }
 });
