@@ -21,7 +21,7 @@ import type { Relay } from '../../relay/relay.ts';
 import type { PeerSocket } from '../../relay/ports.ts';
 import type { Peer } from '../../relay/peer.ts';
 import type { RoomName } from '../../relay/rooms.ts';
-import { WriteCoalescer } from './write-coalescing.ts';
+import { writeCoalescer } from './write-coalescing.ts';
 
 /** `c.env` on Node: the request, plus the raw socket and head when the request is an upgrade. */
 export interface NodeEnv {
@@ -74,16 +74,14 @@ function frameStart(length: number, head: Uint8Array, extra: number, binary: boo
  */
 export class WsPeerSocket implements PeerSocket {
   private readonly ws: WebSocket;
-  private readonly coalescer: WriteCoalescer;
 
-  constructor(ws: WebSocket, coalescer: WriteCoalescer) {
+  constructor(ws: WebSocket) {
     this.ws = ws;
-    this.coalescer = coalescer;
   }
 
   send(data: string | Uint8Array, binary = false): void {
     const socket = (this.ws as unknown as WsInternals)._socket;
-    if (socket && this.ws.readyState === this.ws.OPEN) this.coalescer.hold(socket);
+    if (socket && this.ws.readyState === this.ws.OPEN) writeCoalescer.hold(socket);
     this.ws.send(data, binary ? BINARY : TEXT);
   }
 
@@ -109,7 +107,7 @@ export class WsPeerSocket implements PeerSocket {
     const internals = this.ws as unknown as WsInternals;
     const socket = internals._socket;
     if (this.ws.readyState !== this.ws.OPEN || !socket || internals._sender?._state !== 0) return false;
-    this.coalescer.hold(socket);
+    writeCoalescer.hold(socket);
     const body = frame.length - from;
     const length = head.length + body;
     if (length < JOIN_BELOW) {
@@ -179,8 +177,6 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
    * Open sockets are the relay's peers (`relay.shutdown()` closes them all), so none is tracked here.
    */
   readonly closing = new Set<RelayWebSocket>();
-  /** Corks each peer's socket at its first write in a tick, uncorks them all at the end of it. */
-  readonly coalescer = new WriteCoalescer();
 
   constructor(relay: Relay) {
     this.relay = relay;
@@ -236,7 +232,7 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
   }
 
   private attach(ws: RelayWebSocket, address: string, room: RoomName): void {
-    ws.peer = this.relay.open(new WsPeerSocket(ws, this.coalescer), address, room);
+    ws.peer = this.relay.open(new WsPeerSocket(ws), address, room);
     ws.transport = this;
   }
 

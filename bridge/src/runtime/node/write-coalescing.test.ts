@@ -6,7 +6,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
-import { WriteCoalescer } from './write-coalescing.ts';
+import { writeCoalescer } from './write-coalescing.ts';
 import { WsPeerSocket } from './websocket.ts';
 
 /** A server-side socket wrapped as the relay sees it, its client end, and a count of the writes it makes. */
@@ -35,8 +35,7 @@ async function pair(t: TestContext) {
       return original(...args);
     };
   }
-  const coalescer = new WriteCoalescer();
-  return { peer: new WsPeerSocket(server, coalescer), server, coalescer, received, closed, writes };
+  return { peer: new WsPeerSocket(server), server, coalescer: writeCoalescer, received, closed, writes };
 }
 
 const tick = () => new Promise((r) => setImmediate(r));

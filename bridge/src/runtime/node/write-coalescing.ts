@@ -57,3 +57,9 @@ export class WriteCoalescer {
     return this.held.size;
   }
 }
+
+/**
+ * The process's coalescer: every Node relay socket uses it (one tick queue per process, so one is
+ * enough), and a socket adapter keeps no reference of its own (idle peers are most peers: §2.11).
+ */
+export const writeCoalescer = new WriteCoalescer();
