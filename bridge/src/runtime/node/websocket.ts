@@ -21,6 +21,7 @@ import type { Relay } from '../../relay/relay.ts';
 import type { PeerSocket } from '../../relay/ports.ts';
 import type { Peer } from '../../relay/peer.ts';
 import type { RoomName } from '../../relay/rooms.ts';
+import { writeCoalescer } from './write-coalescing.ts';
 
 /** `c.env` on Node: the request, plus the raw socket and head when the request is an upgrade. */
 export interface NodeEnv {
@@ -66,8 +67,12 @@ function frameStart(length: number, head: Uint8Array, extra: number, binary: boo
   return b;
 }
 
-/** The PeerSocket port over a `ws` socket: frames go out as text (or binary when they came so), bytes as they are. */
-class WsPeerSocket implements PeerSocket {
+/**
+ * The PeerSocket port over a `ws` socket: frames go out as text (or binary when they came so), bytes
+ * as they are. Everything sent is held until the end of the tick (write-coalescing.ts), so the frames
+ * one read brings for this peer leave in one write.
+ */
+export class WsPeerSocket implements PeerSocket {
   private readonly ws: WebSocket;
 
   constructor(ws: WebSocket) {
@@ -75,6 +80,8 @@ class WsPeerSocket implements PeerSocket {
   }
 
   send(data: string | Uint8Array, binary = false): void {
+    const socket = (this.ws as unknown as WsInternals)._socket;
+    if (socket && this.ws.readyState === this.ws.OPEN) writeCoalescer.hold(socket);
     this.ws.send(data, binary ? BINARY : TEXT);
   }
 
@@ -91,15 +98,16 @@ class WsPeerSocket implements PeerSocket {
   }
 
   /**
-   * Writes a relayed frame straight to the socket: small frames as one buffer (frame header, sender
-   * id, body), larger ones as two writes joined by one writev (frame header + sender id, then the
-   * received body, not copied). Only when `ws` is idle (open, its sender holding no queue: no
+   * Writes a relayed frame straight to the socket (held for the tick: see `send`): small frames as one
+   * buffer (frame header, sender id, body), larger ones as two buffers (frame header + sender id, then
+   * the received body, not copied). Only when `ws` is idle (open, its sender holding no queue: no
    * compression or Blob in progress); otherwise `send` keeps the order.
    */
   sendParts(head: Uint8Array, frame: Uint8Array, from: number, binary = false): boolean {
     const internals = this.ws as unknown as WsInternals;
     const socket = internals._socket;
     if (this.ws.readyState !== this.ws.OPEN || !socket || internals._sender?._state !== 0) return false;
+    writeCoalescer.hold(socket);
     const body = frame.length - from;
     const length = head.length + body;
     if (length < JOIN_BELOW) {
@@ -108,10 +116,8 @@ class WsPeerSocket implements PeerSocket {
       socket.write(out);
       return true;
     }
-    socket.cork();
     socket.write(frameStart(length, head, 0, binary));
     socket.write(frame.subarray(from));
-    socket.uncork();
     return true;
   }
 }
