@@ -14,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, globSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { compressAsset, isCompressible } from '../console/server/assets.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const consoleDir = join(root, 'console');
@@ -26,6 +27,8 @@ const INPUTS = [
   'console/index.html',
   'console/vite.config.ts',
   'console/server/headers.ts',
+  'console/server/assets.ts',
+  'scripts/build-console.ts',
   'console/package.json',
   'client/sdk/src/**/*.ts',
   'shared/src/**/*.ts',
@@ -45,6 +48,24 @@ function inputsHash(): string {
 
 function isFresh(hash: string): boolean {
   return existsSync(join(CONSOLE_DIST, 'index.html')) && existsSync(STAMP) && readFileSync(STAMP, 'utf8').trim() === hash;
+}
+
+/**
+ * Writes each servable file's brotli and gzip forms beside it (what console/server/assets.ts serves,
+ * so a bridge start does not compress), and dist/.assetsignore so the Workers upload leaves them out
+ * (Workers static assets compress on their own).
+ */
+function writeCompressedForms(dist: string): void {
+  for (const rel of globSync('**/*', { cwd: dist })) {
+    const path = join(dist, rel);
+    if (rel.startsWith('_') || !statSync(path).isFile()) continue;
+    const identity = readFileSync(path);
+    if (!isCompressible(rel, identity.byteLength)) continue;
+    const { br, gzip } = compressAsset(identity);
+    writeFileSync(`${path}.br`, br);
+    writeFileSync(`${path}.gz`, gzip);
+  }
+  writeFileSync(join(dist, '.assetsignore'), '*.br\n*.gz\n');
 }
 
 function sleep(ms: number): void {
@@ -71,6 +92,7 @@ export function ensureConsoleBuilt(options: { force?: boolean; quiet?: boolean }
     const vite = join(root, 'node_modules/vite/bin/vite.js');
     const run = spawnSync(process.execPath, [vite, 'build', '--logLevel', options.quiet ? 'error' : 'warn'], { cwd: consoleDir, stdio: 'inherit' });
     if (run.status !== 0) throw new Error(`the console build failed (vite exited with ${run.status ?? run.signal})`);
+    writeCompressedForms(CONSOLE_DIST);
     writeFileSync(STAMP, `${hash}\n`);
     return true;
   } finally {

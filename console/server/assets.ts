@@ -3,8 +3,11 @@
  * placed before their own routes: `GET`/`HEAD` of `/`, `/index.html` and the files under `/assets/`.
  * Anything else is not ours (undefined), so `/relay`, `/admin/...` and `/rpc/...` reach the app as before.
  *
- * Files are read once and compressed once (brotli and gzip) at start: the whole build is a few hundred
- * KB, and a per-request zlib call would cost CPU on every page load for the same bytes. Responses carry
+ * Files are read once at start with their brotli and gzip forms: the console build writes those beside
+ * each file (`<file>.br`, `<file>.gz`, kept out of the Workers upload by dist/.assetsignore), so a
+ * bridge or agent start reads them rather than spending about half a second of CPU compressing at
+ * quality 11; a file newer than its compressed forms (or without them) is compressed here instead. A
+ * per-request zlib call would cost CPU on every page load for the same bytes. Responses carry
  * an ETag (a 304 for a matching If-None-Match), the cache rules and the CSP of headers.ts.
  */
 import { createHash } from 'node:crypto';
@@ -27,6 +30,24 @@ const TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json', '.txt']);
+/** Encodings stored beside a file by the build, by suffix. */
+const PRECOMPRESSED = { br: '.br', gzip: '.gz' } as const;
+
+/** Whether a file of this name and size is served compressed. */
+export function isCompressible(path: string, size: number): boolean {
+  return COMPRESSIBLE.has(extname(path)) && size > 512;
+}
+
+/** The brotli (quality 11) and gzip (level 9) forms of a file, as served. */
+export function compressAsset(identity: Uint8Array): { br: Uint8Array; gzip: Uint8Array } {
+  return { br: brotliCompressSync(identity, { params: brotliParams(identity.byteLength) }), gzip: gzipSync(identity, { level: 9 }) };
+}
+
+/** A compressed form the build wrote beside `file`, if it is not older than the file. */
+function precompressed(file: string, suffix: string, fileMtimeMs: number): Uint8Array | undefined {
+  const stat = statSync(file + suffix, { throwIfNoEntry: false });
+  return stat && stat.mtimeMs >= fileMtimeMs ? readFileSync(file + suffix) : undefined;
+}
 
 interface Asset {
   type: string;
@@ -103,10 +124,13 @@ function brotliParams(size: number): Record<number, number> {
 function loadAssets(dir: string): Map<string, Asset> | undefined {
   if (!existsSync(join(dir, 'index.html'))) return undefined;
   const assets = new Map<string, Asset>();
-  for (const file of walk(dir)) {
+  const files = new Set(walk(dir));
+  for (const file of files) {
     const rel = relative(dir, file).split(sep).join('/');
     // `_headers` is the Workers rules file; dotfiles are build bookkeeping: neither is served.
     if (rel.startsWith('_') || rel.split('/').some((part) => part.startsWith('.'))) continue;
+    // A compressed form beside its file is served as that file's encoding, not under its own name.
+    if (Object.values(PRECOMPRESSED).some((suffix) => file.endsWith(suffix) && files.has(file.slice(0, -suffix.length)))) continue;
     const ext = extname(rel);
     const identity = readFileSync(file);
     const asset: Asset = {
@@ -115,9 +139,11 @@ function loadAssets(dir: string): Map<string, Asset> | undefined {
       cacheControl: cacheControlFor(`/${rel}`),
       identity,
     };
-    if (COMPRESSIBLE.has(ext) && identity.byteLength > 512) {
-      asset.br = brotliCompressSync(identity, { params: brotliParams(identity.byteLength) });
-      asset.gzip = gzipSync(identity, { level: 9 });
+    if (isCompressible(rel, identity.byteLength)) {
+      const mtimeMs = statSync(file).mtimeMs;
+      const br = precompressed(file, PRECOMPRESSED.br, mtimeMs);
+      const gzip = precompressed(file, PRECOMPRESSED.gzip, mtimeMs);
+      Object.assign(asset, br && gzip ? { br, gzip } : compressAsset(identity));
     }
     assets.set(`/${rel}`, asset);
   }

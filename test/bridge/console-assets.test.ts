@@ -46,6 +46,13 @@ test(`the ${BRIDGE_RUNTIME} bridge serves the console at / with its cache rules,
     await again.body?.cancel();
   }
   assert.equal((await fetch(`${origin}/assets/no-such-file.js`)).status, 404);
+  // The build's compressed forms beside each file are encodings of it, never files of their own
+  // (the Node bridge maps them; the Workers upload leaves them out through dist/.assetsignore).
+  for (const suffix of ['.br', '.gz']) {
+    const form = await fetch(`${origin}/${script}${suffix}`);
+    assert.equal(form.status, 404, `${script}${suffix} is not served`);
+    await form.body?.cancel();
+  }
 
   // The bridge's own routes are untouched.
   const relay = await fetch(bridge.url.replace(/^ws/, 'http'));
