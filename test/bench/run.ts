@@ -7,6 +7,10 @@
  * figures depend on (commit, time, machine, load average before and after), to docs/bench/NAME.md:
  * figures quoted in docs/ cite such a run by name, so a reader can see where they came from and how
  * noisy the machine was.
+ *
+ * `npm run bench` builds what `npm ci` builds first (prebench: the console and the checkout's call
+ * bundle), so a checkout whose sources changed since its install measures the README's layout, not
+ * the fallback to the TypeScript sources.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
