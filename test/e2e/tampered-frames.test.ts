@@ -11,6 +11,7 @@ import { agentFor, clientFor } from '../helpers/agent.ts';
 import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
 import { startTestBridge, until } from '../bridge/helpers.ts';
 import { bridgeTransport, connect, ConnectionError, NodeWebSocket, type HostadmClient } from '../../client/sdk/src/node.ts';
+import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 
 /** What the man in the middle does to the next sealed frame the client sends. */
 type Meddle = 'flip-a-bit' | 'replay' | 'swap-with-next' | 'drop';
@@ -18,6 +19,8 @@ type Meddle = 'flip-a-bit' | 'replay' | 'swap-with-next' | 'drop';
 interface Middle {
   url: string;
   meddleNext(how: Meddle): void;
+  /** The next binary frame to the client gets a body longer than any peer seals (garbage; the socket takes it). */
+  inflateNextToClient(): void;
   /** Sealed frames the client sent, by kind: hsc2 frames and hsc3 records are binary, hsc1 frames text. */
   seen: { binary: number; text: number };
 }
@@ -33,6 +36,7 @@ async function manInTheMiddle(t: TestContext, bridgeUrl: string, options: { oldB
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   let next: Meddle | null = null;
   let held: Frame | null = null;
+  let inflate = false;
   const seen = { binary: 0, text: 0 };
   server.on('connection', (client, request) => {
     const upstream = new WebSocket(new URL(request.url ?? '/', bridgeUrl).toString().replace(/^http/, 'ws'));
@@ -41,6 +45,11 @@ async function manInTheMiddle(t: TestContext, bridgeUrl: string, options: { oldB
     upstream.on('open', () => queue.splice(0).forEach((f) => send(upstream, f)));
     const toBridge = (frame: Frame) => (upstream.readyState === WebSocket.OPEN ? send(upstream, frame) : queue.push(frame));
     upstream.on('message', (data: RawData, binary) => {
+      if (binary && inflate) {
+        inflate = false;
+        const head = (data as Buffer).subarray(0, (data as Buffer).indexOf(0x0a) + 1);
+        return client.send(Buffer.concat([head, Buffer.alloc(LIMITS.maxRelayFrameBytes, 0x5a)]), { binary: true });
+      }
       if (binary) return client.send(data as Buffer, { binary: true });
       const text = data.toString();
       if (!options.oldBridge || !text.startsWith('{')) return client.send(text);
@@ -94,7 +103,7 @@ async function manInTheMiddle(t: TestContext, bridgeUrl: string, options: { oldB
   });
   const { port } = server.address() as { port: number };
   const path = new URL(bridgeUrl).pathname;
-  return { url: `ws://127.0.0.1:${port}${path}`, meddleNext: (how) => void (next = how), seen };
+  return { url: `ws://127.0.0.1:${port}${path}`, meddleNext: (how) => void (next = how), inflateNextToClient: () => void (inflate = true), seen };
 }
 
 type Frame = { data: string; binary: false } | { data: Buffer; binary: true };
@@ -236,4 +245,15 @@ test('hsc3: calls made in one tick travel in one record; an altered record fails
     closedBecause(/failed authentication/)((outcome as PromiseRejectedResult).reason);
   }
   assert.equal(adds(), 2, 'nothing of the altered record was applied');
+});
+
+test('hsc3: a bridge that sends the SDK a frame longer than any peer seals: the channel fails as malformed from its length, not after decrypting it', async (t) => {
+  const { client, middle } = await setup(t, 'hsc3');
+  middle.inflateNextToClient();
+  await assert.rejects(client.query(), (e: unknown) => {
+    assert.ok(e instanceof ConnectionError, `a ConnectionError, got ${String(e)}`);
+    assert.match(e.message, /channel error \(malformed\)/);
+    assert.match(e.message, /longer than any peer seals/);
+    return true;
+  });
 });

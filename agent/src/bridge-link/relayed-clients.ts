@@ -23,6 +23,7 @@ import { badRequest, HostadmError, toHostadmError } from '@hostadm/shared/protoc
 import type { Connection } from '../server/context.ts';
 import type { Pipeline } from '../server/pipeline.ts';
 import { startKeySession } from '../server/auth-ops.ts';
+import { inFlightRefusal } from '../server/in-flight.ts';
 import { parsePublicKey, type ParsedKey } from '../server/keys.ts';
 import { RelayedTickets, type TicketSeed } from './relayed-resume.ts';
 
@@ -52,6 +53,8 @@ interface RelayedClient {
   pending: PendingProof | null;
   /** Seals for `channel`, frames leaving in seal order (hsc3: what one tick sends, as one record). */
   sender: ChannelSender | null;
+  /** Requests being served; past the connection limit more are answered 429, as on a direct connection. */
+  inFlight: number;
 }
 
 export interface RelayedClientsOptions {
@@ -260,13 +263,25 @@ export class RelayedClients {
   }
 
   private async serve(client: RelayedClient, value: unknown): Promise<void> {
-    if (client.pending) {
-      await this.verifyProof(client, readEnvelope(value));
+    // A record carries up to 1024 requests for one AEAD call: without this bound one client could keep
+    // any number of them running at once, where a direct connection gets 429 past the limit.
+    const limit = this.options.pipeline.services.config.maxInFlightPerConnection;
+    if (client.inFlight >= limit) {
+      this.sendSealed(client, inFlightRefusal(value, limit));
       return;
     }
-    // The pipeline reads the request itself, answering a malformed one with its field errors.
-    const reply = await this.options.pipeline.handle(client.connection, value);
-    this.sendSealed(client, reply);
+    client.inFlight++;
+    try {
+      if (client.pending) {
+        await this.verifyProof(client, readEnvelope(value));
+        return;
+      }
+      // The pipeline reads the request itself, answering a malformed one with its field errors.
+      const reply = await this.options.pipeline.handle(client.connection, value);
+      this.sendSealed(client, reply);
+    } finally {
+      client.inFlight--;
+    }
   }
 
   private async verifyProof(client: RelayedClient, envelope: WireEnvelope | null): Promise<void> {
@@ -373,6 +388,7 @@ export class RelayedClients {
       channel: null,
       pending: null,
       sender: null,
+      inFlight: 0,
       connection: {
         id: `bridge:${clientId}`,
         transport: 'bridge',

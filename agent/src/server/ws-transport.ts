@@ -7,14 +7,13 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
-import { errorEnvelope } from '@hostadm/shared/protocol/envelope.ts';
-import { HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import { jsonNestingExceeds } from '@hostadm/shared/protocol/json-depth.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import { Heartbeat } from '@hostadm/shared/net/heartbeat.ts';
 import type { Connection } from './context.ts';
 import type { Pipeline } from './pipeline.ts';
 import { isAuthOperation } from './auth-ops.ts';
+import { inFlightRefusal } from './in-flight.ts';
 import { tlsClientKeyOf } from './tls-client-key.ts';
 
 /** Close codes we send (RFC 6455 range plus application codes). */
@@ -103,8 +102,7 @@ export class WebSocketTransport {
       idleTimer = setTimeout(() => ws.close(CLOSE.idle, 'idle timeout'), config.idleCloseSeconds * 1000);
       const frame = parseJson(rawToString(data));
       if (inFlight >= config.maxInFlightPerConnection) {
-        const err = new HostadmError('TOO_MANY_REQUESTS', `more than ${config.maxInFlightPerConnection} requests in flight on this connection`);
-        connection.push?.(errorEnvelope(peekId(frame), peekNamespace(frame), err.toArgs()));
+        connection.push?.(inFlightRefusal(frame, config.maxInFlightPerConnection));
         return;
       }
       inFlight++;
@@ -154,16 +152,6 @@ function parseJson(text: string): unknown {
   } catch {
     return text;
   }
-}
-
-/** The id of a frame we refuse without handling it, so the client can still match the error. */
-function peekId(frame: unknown): string {
-  return frame && typeof frame === 'object' && 'id' in frame && typeof frame.id === 'string' ? frame.id : '';
-}
-
-/** The namespace to echo in a reply to a frame we refuse without handling it (`rpc` when unreadable). */
-function peekNamespace(frame: unknown): string {
-  return frame && typeof frame === 'object' && 'namespace' in frame && typeof frame.namespace === 'string' ? frame.namespace : 'rpc';
 }
 
 /**

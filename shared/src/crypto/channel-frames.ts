@@ -23,6 +23,14 @@ export const TAG_BYTES = 16;
  * the frame limit. hsc2 and hsc3 (per envelope) keep the same limit, so whether a reply fits never depends on the version.
  */
 export const MAX_SEALED_PLAINTEXT_BYTES = Math.floor((LIMITS.maxRelayFrameBytes - 44 - FRAME_PREFIX.length) / 4) * 3 - SEQ_BYTES - TAG_BYTES;
+/**
+ * The longest sealed body a peer ever sends (binary: seq ‖ ciphertext ‖ tag, an hsc2 frame or an hsc3
+ * record; text: the whole `hsc1.` frame): what a relay frame holds after the longest destination line.
+ * A longer body is refused from its length, before it is decoded or decrypted: the receiving socket's
+ * own limit may be far larger (`ws` by default 100 MiB, a browser's none), and opening it would cost a
+ * hostile bridge's chosen amount of AES-GCM work and a plaintext buffer of that size before the tag fails.
+ */
+export const MAX_SEALED_BODY_BYTES = LIMITS.maxRelayFrameBytes - 44;
 const NONCE_BYTES = 12;
 
 /** Byte by byte: a DataView per frame was an allocation on every seal and open. */
@@ -171,12 +179,14 @@ export type Parsed = { seq: number; sealed: Uint8Array } | string;
 export function parseBinary(frame: Uint8Array): Parsed {
   if (!(frame instanceof Uint8Array)) return 'not a binary sealed frame';
   if (frame.length < SEQ_BYTES + TAG_BYTES) return 'sealed frame too short';
+  if (frame.length > MAX_SEALED_BODY_BYTES) return `sealed frame of ${frame.length} bytes is longer than any peer seals`;
   return { seq: readSeq(frame), sealed: frame.subarray(SEQ_BYTES) };
 }
 
 /** A text frame's parts (a view of the shared scratch: valid until the next decode), or why it is none. */
 export function parseText(frame: string): Parsed {
   if (typeof frame !== 'string' || !frame.startsWith(FRAME_PREFIX)) return 'not an hsc1 sealed frame';
+  if (frame.length > MAX_SEALED_BODY_BYTES) return `sealed frame of ${frame.length} characters is longer than any peer seals`;
   try {
     const bytes = decodeInbound(frame.slice(FRAME_PREFIX.length));
     if (bytes.length < SEQ_BYTES + TAG_BYTES) return 'sealed frame too short';

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ChannelError, SecureChannel, type ChannelErrorReason } from './channel.ts';
+import { MAX_SEALED_BODY_BYTES } from './channel-frames.ts';
 import { fromBase64, randomBytes } from './subtle.ts';
 import type { SessionSecrets } from './transcript.ts';
 
@@ -74,6 +75,16 @@ for (const engine of ['auto', 'webcrypto'] as const) {
       await assert.rejects(client.seal(env(0)), TypeError, 'hsc1 sealing is refused on an hsc2 channel');
       const plain = await SecureChannel.create('agent', copy(s), { engine });
       await refused(plain.openBinary(await client.sealBinary(env(0))), 'malformed');
+    });
+
+    test('a frame longer than any peer seals (the socket may take far more) is refused from its length, hsc1 text too', async () => {
+      const { agent, s } = await pair();
+      await refused(agent.openBinary(new Uint8Array(MAX_SEALED_BODY_BYTES + 1)), 'malformed');
+      const hsc1 = await SecureChannel.create('agent', copy(s), { engine });
+      await assert.rejects(
+        hsc1.open(`hsc1.${'A'.repeat(MAX_SEALED_BODY_BYTES)}`),
+        (e: unknown) => e instanceof ChannelError && /longer than any peer seals/.test(e.message),
+      );
     });
   });
 }

@@ -5,16 +5,31 @@
  * the channel with its reason and delivers nothing of that record, on both AES-GCM engines.
  */
 import assert from 'node:assert/strict';
+import { createCipheriv } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { ChannelError, SecureChannel, type ChannelErrorReason } from './channel.ts';
 import { ChannelSender } from './channel-sender.ts';
-import { MAX_RECORD_ENVELOPES } from './channel-records.ts';
+import { MAX_SEALED_PLAINTEXT_BYTES } from './channel-frames.ts';
+import { MAX_RECORD_ENVELOPES, MAX_RECORD_PLAINTEXT_BYTES } from './channel-records.ts';
 import { randomBytes } from './subtle.ts';
 import type { SessionSecrets } from './transcript.ts';
 
 const secrets = (): SessionSecrets => ({ kC2a: randomBytes(32), kA2c: randomBytes(32), sid: randomBytes(16) });
 const copy = (x: SessionSecrets) => ({ kC2a: x.kC2a.slice(), kA2c: x.kA2c.slice(), sid: x.sid.slice() });
 const env = (i: number) => JSON.stringify({ id: String(i), name: 'identify', namespace: 'rpc', args: { note: 'é✓' } });
+
+/**
+ * A client→agent record sealed with the session's keys outside the channel, as a peer that ignores
+ * the channel's limits would (or garbage of that size, when `authentic` is false).
+ */
+function sealedByHand(s: SessionSecrets, seq: number, plain: Uint8Array, authentic = true): Uint8Array {
+  const seqBytes = Buffer.alloc(8);
+  seqBytes.writeBigUInt64BE(BigInt(seq));
+  if (!authentic) return new Uint8Array(Buffer.concat([seqBytes, Buffer.alloc(plain.length + 16, 0x5a)]));
+  const cipher = createCipheriv('aes-256-gcm', s.kC2a, Buffer.concat([Buffer.alloc(4), seqBytes]));
+  cipher.setAAD(Buffer.concat([Buffer.from('hostadm-hsc3 record'), s.sid, Buffer.of(1), seqBytes]));
+  return new Uint8Array(Buffer.concat([seqBytes, cipher.update(plain), cipher.final(), cipher.getAuthTag()]));
+}
 
 /** A record's plaintext laid out by hand: each entry as [declared length, bytes]. */
 function layout(entries: [number, Uint8Array][], trailing: number[] = []): Uint8Array {
@@ -117,6 +132,31 @@ for (const engine of ['auto', 'webcrypto'] as const) {
       await assert.rejects(client.sealRecord(new Uint8Array(0)), RangeError);
     });
 
+    test('a record longer than any peer seals is refused unopened, authentic or not; so is an entry over the envelope limit', async () => {
+      // A hostile bridge's oversized frame: refused as malformed from its length (not decrypted, then found tampered).
+      const over = new Uint8Array(MAX_RECORD_PLAINTEXT_BYTES + 1);
+      let { agent, s } = await pair();
+      await refused(agent.openRecord(sealedByHand(s, 0, over, false)), 'malformed');
+      // A peer that ignores the cap and seals it anyway: refused all the same.
+      ({ agent, s } = await pair());
+      await refused(agent.openRecord(sealedByHand(s, 0, over)), 'malformed');
+      // At the cap exactly: two entries that fill it are delivered...
+      const half = (MAX_RECORD_PLAINTEXT_BYTES - 8) / 2;
+      const filler = (n: number) => `"${'a'.repeat(n - 2)}"`;
+      const atCap = layout([entry(filler(Math.floor(half))), entry(filler(Math.ceil(half)))]);
+      assert.equal(atCap.length, MAX_RECORD_PLAINTEXT_BYTES);
+      ({ agent, s } = await pair());
+      assert.deepEqual(
+        (await agent.openRecord(sealedByHand(s, 0, atCap))).map((e) => e.length),
+        [Math.floor(half), Math.ceil(half)],
+      );
+      // ...one entry larger than an envelope may be (hsc1's limit, kept per entry) is not; at the limit it is.
+      ({ agent, s } = await pair());
+      await refused(agent.openRecord(sealedByHand(s, 0, layout([entry(filler(MAX_SEALED_PLAINTEXT_BYTES + 1))]))), 'malformed');
+      ({ agent, s } = await pair());
+      assert.equal((await agent.openRecord(sealedByHand(s, 0, layout([entry(filler(MAX_SEALED_PLAINTEXT_BYTES))]))))[0]!.length, MAX_SEALED_PLAINTEXT_BYTES);
+    });
+
     test('an hsc2 frame is never taken for an hsc3 record, nor back, even under the same keys', async () => {
       const s = secrets();
       const hsc2 = await pair(s, 'hsc2');
@@ -149,4 +189,9 @@ test('the inline record methods keep the same rules and refuse what is not their
     (e: unknown) => e instanceof ChannelError && e.reason === 'closed',
   );
   assert.throws(() => client.sealBinarySync(env(0)), TypeError);
+  const fresh = await SecureChannel.create('agent', copy(s), { version: 'hsc3' });
+  assert.throws(
+    () => fresh.openRecordSync(sealedByHand(s, 0, new Uint8Array(MAX_RECORD_PLAINTEXT_BYTES + 1))),
+    (e: unknown) => e instanceof ChannelError && e.reason === 'malformed' && /longer than any peer seals/.test(e.message),
+  );
 });

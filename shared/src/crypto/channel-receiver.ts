@@ -3,6 +3,7 @@
  * hsc3 channel opened into the envelopes it carries, in order (hsc2: one; hsc3: a record, all or none).
  */
 import type { SecureChannel } from './channel.ts';
+import { MAX_SEALED_BODY_BYTES } from './channel-frames.ts';
 import { HSC3_VERSION } from './transcript.ts';
 
 /**
@@ -11,7 +12,8 @@ import { HSC3_VERSION } from './transcript.ts';
  * body on an hsc1 channel fails the channel (`malformed`).
  */
 export function openBinaryBody(channel: SecureChannel, body: Uint8Array): string[] | Promise<string[]> {
-  if (channel.version === HSC3_VERSION) return channel.inline ? channel.openRecordSync(body) : channel.openRecord(body.slice());
-  if (channel.inline) return [channel.openBinarySync(body)];
-  return channel.openBinary(body.slice()).then((plain) => [plain]);
+  if (channel.inline) return channel.version === HSC3_VERSION ? channel.openRecordSync(body) : [channel.openBinarySync(body)];
+  // A body longer than any peer seals is refused from its length alone: not worth a copy first.
+  const owned = body.length > MAX_SEALED_BODY_BYTES ? body : body.slice();
+  return channel.version === HSC3_VERSION ? channel.openRecord(owned) : channel.openBinary(owned).then((plain) => [plain]);
 }

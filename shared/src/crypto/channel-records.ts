@@ -5,11 +5,12 @@
  *   record plaintext = ( len(4, big-endian) ‖ UTF-8 envelope )+
  *   record frame     = seq(8) ‖ AES-256-GCM(record plaintext) ‖ tag(16), as an hsc2 frame, label "hostadm-hsc3 record"
  *
- * Reading is all or nothing: a zero length, a length past the end, trailing bytes, more than
+ * Reading is all or nothing: a zero length, a length past the end, an entry longer than one envelope
+ * may be (MAX_SEALED_PLAINTEXT_BYTES, what every sender checks), trailing bytes, more than
  * MAX_RECORD_ENVELOPES entries or an entry that is not UTF-8 refuses the whole record.
  */
 import { LIMITS } from '../protocol/limits.ts';
-import { SEQ_BYTES, TAG_BYTES } from './channel-frames.ts';
+import { MAX_SEALED_PLAINTEXT_BYTES, SEQ_BYTES, TAG_BYTES } from './channel-frames.ts';
 import { utf8Decode } from './subtle.ts';
 
 export const RECORD_LENGTH_BYTES = 4;
@@ -51,6 +52,7 @@ export function splitRecord(plain: Uint8Array): string[] {
     const length = readLength(plain, offset);
     offset += RECORD_LENGTH_BYTES;
     if (length === 0) throw new RecordLayoutError(`entry ${envelopes.length} has length zero`);
+    if (length > MAX_SEALED_PLAINTEXT_BYTES) throw new RecordLayoutError(`entry ${envelopes.length} of ${length} bytes is over the envelope limit`);
     if (length > plain.length - offset) throw new RecordLayoutError(`entry ${envelopes.length} claims ${length} bytes; ${plain.length - offset} remain`);
     try {
       envelopes.push(utf8Decode(plain.subarray(offset, offset + length)));

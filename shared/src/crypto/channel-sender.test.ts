@@ -127,3 +127,41 @@ test('a closed channel sends nothing more; a queued record is dropped, not seale
   await tick();
   assert.equal(frames.length, 0);
 });
+
+for (const engine of ['auto', 'webcrypto'] as const) {
+  test(`hsc3 (${engine}): an output that throws as a record leaves (its socket gone) fails the channel through \`failed\`, never as an uncaught error`, async () => {
+    const s: SessionSecrets = { kC2a: randomBytes(32), kA2c: randomBytes(32), sid: randomBytes(16) };
+    const client = await SecureChannel.create('client', copy(s), { engine, version: 'hsc3' });
+    const uncaught: unknown[] = [];
+    const record = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', record);
+    process.on('unhandledRejection', record);
+    try {
+      let handed = 0;
+      const failures: unknown[] = [];
+      const sender = new ChannelSender(client, new Uint8Array(0), {
+        text: () => assert.fail('no text frames on hsc3'),
+        binary: () => {
+          handed++;
+          throw new Error('socket gone');
+        },
+        failed: (cause) => failures.push(cause),
+      });
+      sender.send(env(0));
+      await sender.drained().catch(() => undefined);
+      await tick();
+      assert.deepEqual(uncaught, []);
+      assert.deepEqual(
+        failures.map((f) => (f as Error).message),
+        ['socket gone'],
+      );
+      assert.equal(client.closed, true, 'whether that record left is unknown: the channel cannot go on');
+      sender.send(env(1));
+      await sender.drained().catch(() => undefined);
+      assert.equal(handed, 1, 'nothing is sent after the failure');
+    } finally {
+      process.off('uncaughtException', record);
+      process.off('unhandledRejection', record);
+    }
+  });
+}

@@ -67,6 +67,8 @@ export class ChannelSender {
   private queuedUnits = 0;
   private scheduled = false;
   private readonly flushNow = () => this.flush();
+  private readonly toText = (frame: string) => this.output.text(frame);
+  private readonly toBinary = (frame: Uint8Array) => this.output.binary(frame);
 
   /** `head` is the relay frame's first line (`<destination>\n`), put in front of every binary frame. */
   constructor(channel: SecureChannel, head: Uint8Array, output: ChannelSenderOutput, options: { flushBytes?: number } = {}) {
@@ -101,7 +103,7 @@ export class ChannelSender {
       return;
     }
     if (channel.version === HSC1_VERSION) {
-      this.chain(channel.seal(text), (frame) => this.output.text(frame));
+      this.chain(channel.seal(text), this.toText);
       return;
     }
     if (channel.inline) {
@@ -112,10 +114,10 @@ export class ChannelSender {
         this.output.failed(cause);
         return;
       }
-      this.output.binary(frame);
+      this.handOver(frame);
       return;
     }
-    this.chain(channel.sealBinary(text, this.head), (frame) => this.output.binary(frame));
+    this.chain(channel.sealBinary(text, this.head), this.toBinary);
   }
 
   /** Seals what is queued (hsc3) now rather than at the end of the tick; nothing else to do otherwise. */
@@ -129,6 +131,7 @@ export class ChannelSender {
     if (channel.closed) return; // nothing more leaves a dead channel
     let from = 0;
     while (from < queue.length) {
+      if (channel.closed) return; // an output failed on the record before
       let worst = 0;
       for (let i = from; i < queue.length && worst < MAX_RECORD_PLAINTEXT_BYTES; i++) worst += 4 + queue[i]!.length * 3;
       const buffer = recordBuffer(worst);
@@ -159,17 +162,47 @@ export class ChannelSender {
         this.output.failed(cause);
         return;
       }
-      this.output.binary(frame);
+      this.handOver(frame);
       return;
     }
-    this.chain(channel.sealRecord(record, this.head), (frame) => this.output.binary(frame));
+    this.chain(channel.sealRecord(record, this.head), this.toBinary);
   }
 
-  /** An asynchronous seal's frame goes out after every earlier one. */
+  /**
+   * A sealed frame to the output. An output that throws (its socket gone) fails the channel through
+   * `failed`: whether the frame left is unknown, so nothing may follow it; and a flush runs in a
+   * microtask, where the throw would be an uncaught exception (in Node, the process's end).
+   */
+  private handOver(frame: Uint8Array): void {
+    try {
+      this.output.binary(frame);
+    } catch (cause) {
+      this.broken(cause);
+    }
+  }
+
+  private broken(cause: unknown): void {
+    this.channel.close(`sending failed: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.output.failed(cause);
+  }
+
+  /**
+   * An asynchronous seal's frame goes out after every earlier one. A failed seal, or an output that
+   * throws, goes to `failed`; the chain itself never rejects (nothing would handle it).
+   */
   private chain<F>(sealed: Promise<F>, deliver: (frame: F) => void): void {
-    this.tail = this.tail.then(
-      () => sealed.then(deliver, (cause: unknown) => this.output.failed(cause)),
-      () => undefined,
+    this.tail = this.tail.then(() =>
+      sealed.then(
+        (frame) => {
+          if (this.channel.closed) return; // an earlier frame's output failed: nothing may follow it
+          try {
+            deliver(frame);
+          } catch (cause) {
+            this.broken(cause);
+          }
+        },
+        (cause: unknown) => this.output.failed(cause),
+      ),
     );
   }
 }

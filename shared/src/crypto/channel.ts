@@ -21,6 +21,7 @@ import {
   hsc1Frame,
   hsc1FrameOfParts,
   hsc2Frame,
+  MAX_SEALED_BODY_BYTES,
   MAX_SEALED_PLAINTEXT_BYTES,
   NonceAndAad,
   parseBinary,
@@ -238,6 +239,7 @@ export class SecureChannel {
     if (this.version !== version) throw this.fail('malformed', `an ${version} frame on an ${this.version} channel`);
     if (!(frame instanceof Uint8Array)) throw this.fail('malformed', 'not a binary sealed frame');
     if (frame.length < SEQ_BYTES + TAG_BYTES) throw this.fail('malformed', 'sealed frame too short');
+    if (frame.length > MAX_SEALED_BODY_BYTES) throw this.fail('malformed', `sealed frame of ${frame.length} bytes is longer than any peer seals`);
     // Opened from the frame itself (no parsed parts, no views but the cipher's own).
     return this.openAt(key, readSeq(frame), frame, SEQ_BYTES);
   }

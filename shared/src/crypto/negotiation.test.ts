@@ -125,3 +125,31 @@ test('a bridge that strips hsc3 from the offer (leaving hsc2) is caught at C2 as
     (e: unknown) => e instanceof HandshakeError && e.reason === 'downgrade',
   );
 });
+
+test('a bridge that reorders, repeats, pads or re-cases the C1 offer: order and repeats change nothing, anything that hides hsc3 is caught at C2', async () => {
+  const kept: [string, unknown[]][] = [
+    ['reordered', ['hsc2', 'hsc3']],
+    ['repeated', ['hsc3', 'hsc3', 'hsc2', 'hsc2']],
+    ['padded with unknown names', ['hsc9', 'x', 'hsc3', 'hsc2']],
+  ];
+  for (const [what, channels] of kept) {
+    const { done, agent } = await handshake(BINARY_CHANNEL_VERSIONS, { rewriteC1: (c1) => (c1.channels = channels) });
+    assert.equal(agent.version, 'hsc3', `${what}: the agent still answers its best version`);
+    assert.equal(await agent.verifyC2(done.c2Args), true, what);
+  }
+  const hidden: [string, unknown[]][] = [
+    ['re-cased', ['HSC3', 'hsc2']],
+    ['with a space', ['hsc3 ', 'hsc2']],
+    ['stripped and replaced by an unknown name', ['hsc4', 'hsc2']],
+  ];
+  for (const [what, channels] of hidden) {
+    const { done, agent } = await handshake(BINARY_CHANNEL_VERSIONS, { rewriteC1: (c1) => (c1.channels = channels) });
+    assert.equal(agent.version, 'hsc2', what);
+    await assert.rejects(agent.verifyC2(done.c2Args), (e: unknown) => e instanceof HandshakeError && e.reason === 'downgrade', what);
+  }
+  // A list the agent cannot read is refused at C1 (the bridge can only deny service, as it always can).
+  await assert.rejects(
+    handshake(BINARY_CHANNEL_VERSIONS, { rewriteC1: (c1) => (c1.channels = Array.from({ length: 9 }, () => 'hsc3')) }),
+    (e: unknown) => e instanceof HandshakeError && e.reason === 'bad-request',
+  );
+});

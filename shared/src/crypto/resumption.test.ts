@@ -19,6 +19,7 @@ import {
   type TicketState,
 } from './resumption.ts';
 import { fromBase64, toBase64 } from './subtle.ts';
+import type { ChannelVersion } from './transcript.ts';
 
 const client = generateKeyPairSync('rsa', {
   modulusLength: 2048,
@@ -31,17 +32,18 @@ const otherHost = await hostKeyFromPem((await generateHostKey()).privatePkcs8Pem
 const NOW = 1_800_000_000_000;
 
 /** A full handshake, then the agent's ticket as both sides keep it. */
-async function fullHandshakeWithTicket(table: TicketTable, issuer = host): Promise<{ ticket: ClientTicket; now: number }> {
-  const hs = await startClientHandshake({ clientKeyPem: client.privateKey, clientSpkiPem: client.publicKey });
+async function fullHandshakeWithTicket(table: TicketTable, issuer = host, channels: ChannelVersion[] = []): Promise<{ ticket: ClientTicket; now: number }> {
+  const hs = await startClientHandshake({ clientKeyPem: client.privateKey, clientSpkiPem: client.publicKey, channels });
   const agent = await answerClientHandshake({ c1Args: hs.c1Args, clientSpkiPem: client.publicKey, hostKey: issuer });
   const done = await hs.finish(agent.a1Args, { pinnedHostKey: issuer.publicRaw });
+  assert.equal(agent.version, channels[0] ?? 'hsc1');
   assert.ok(await agent.verifyC2(done.c2Args));
   assert.deepEqual(done.resumptionSecret, agent.resumptionSecret, 'both sides derive the same resumption secret');
   const state: TicketState = {
     md5Key: agent.md5Key,
     user: 'alice',
     hostKey: issuer.publicRaw,
-    channel: 'hsc1',
+    channel: agent.version,
     secret: agent.resumptionSecret,
     expiresAt: NOW + TICKET_LIFETIME_MS,
     provenAt: NOW,
@@ -103,6 +105,29 @@ describe('hsr1 resumption', () => {
     await rejectsWith(answerResumption({ r1Args: resume.r1Args, state, hostKey: otherHost }), 'bad-request');
     const forged = await answerResumption({ r1Args: resume.r1Args, state: { ...state, hostKey: otherHost.publicRaw }, hostKey: otherHost });
     await rejectsWith(resume.finish(forged.raArgs), 'bad-signature');
+  });
+
+  test('a ticket resumes the version of its session; a ticket whose version was changed (hsc2 for hsc3 or back) fails the resumption', async () => {
+    for (const [session, claimed] of [
+      ['hsc3', 'hsc2'],
+      ['hsc2', 'hsc3'],
+      ['hsc3', 'hsc1'],
+    ] as const) {
+      const table = new TicketTable();
+      const { ticket } = await fullHandshakeWithTicket(table, host, [session]);
+      assert.equal(ticket.channel, session);
+      // Honest: the resumed channel speaks the session's version on both sides.
+      const resume = await startClientResumption(ticket);
+      const agent = await answerResumption({ r1Args: resume.r1Args, state: table.take(ticket.ticket, NOW)!, hostKey: host });
+      const done = await resume.finish(agent.raArgs);
+      assert.deepEqual([done.channel.version, agent.channel.version], [session, session]);
+      // The client's copy says another version (its ticket message or file altered): Tr differs, RA does not verify.
+      const table2 = new TicketTable();
+      const { ticket: other } = await fullHandshakeWithTicket(table2, host, [session]);
+      const altered = await startClientResumption({ ...other, channel: claimed });
+      const agent2 = await answerResumption({ r1Args: altered.r1Args, state: table2.take(other.ticket, NOW)!, hostKey: host });
+      await rejectsWith(altered.finish(agent2.raArgs), 'bad-signature');
+    }
   });
 
   test('a bridge rewriting R1 or RA fails the resumption at the client', async () => {
