@@ -31,6 +31,8 @@ export class ChannelFraming {
   /** Frames are opened one after another, in arrival order. */
   private openTail: Promise<unknown> = Promise.resolve();
   private readonly sender: ChannelSender;
+  /** Closed on purpose, with frames sealed before the close still on their way to the relay. */
+  private draining = false;
 
   constructor(session: BridgeSession, agentId: string, channel: SecureChannel, hostLabel: string) {
     this.session = session;
@@ -118,7 +120,7 @@ export class ChannelFraming {
   }
 
   private relayBinary(frame: Uint8Array): void {
-    if (this.state !== 'open') return;
+    if (this.state !== 'open' && !this.draining) return;
     try {
       this.session.sendRelayBinary(frame);
     } catch (cause) {
@@ -127,7 +129,7 @@ export class ChannelFraming {
   }
 
   private relay(frame: string): void {
-    if (this.state !== 'open') return;
+    if (this.state !== 'open' && !this.draining) return;
     try {
       this.session.sendRelay(this.agentId, frame);
     } catch (cause) {
@@ -141,7 +143,18 @@ export class ChannelFraming {
     this.sender.flush();
     if ((this.state as ChannelFramingState) === 'closed') return; // relaying that failed closed it already
     this.state = 'closed';
-    this.channel.close(info.reason);
-    this.onClose(info);
+    const finish = () => {
+      this.draining = false;
+      this.channel.close(info.reason);
+      this.onClose(info);
+    };
+    if (this.channel.inline) {
+      finish();
+      return;
+    }
+    // WebCrypto seals asynchronously: the records already being sealed still go out (nothing new is
+    // accepted: `send` throws once the state is closed), then the channel closes.
+    this.draining = true;
+    void this.sender.drained().then(finish, finish);
   }
 }
