@@ -15,6 +15,11 @@ import pino from 'pino';
 const root = new URL('../..', import.meta.url).pathname;
 const mode = (path: string) => statSync(path).mode & 0o777;
 
+/**
+ * A temporary directory removed when the test ends. `after` hooks run in the order they were added, so
+ * a test that starts an agent or bridge in it stops that one inside the test (try/finally): stopped
+ * after the removal, the agent left the directory behind.
+ */
 function scratch(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'hostadm-modes-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -43,9 +48,12 @@ test('agent: a new data directory is 0700 and its database, WAL and host key 060
   const old = process.umask(0o022);
   t.after(() => process.umask(old));
   const agent = await startTestAgent({}, dir);
-  t.after(() => agent.dispose());
-  assert.ok(existsSync(join(dir, 'agent.db')));
-  assertPrivate(dir);
+  try {
+    assert.ok(existsSync(join(dir, 'agent.db')));
+    assertPrivate(dir);
+  } finally {
+    await agent.dispose();
+  }
 });
 
 test('agent: a data directory restored with wide modes is tightened on start, and the agent says so', async (t) => {
@@ -58,10 +66,13 @@ test('agent: a data directory restored with wide modes is tightened on start, an
   const warnings: string[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) });
   const again = await startTestAgent({ logger }, dir);
-  t.after(() => again.dispose());
-  assertPrivate(dir);
-  assert.match(warnings.join(''), /modes tightened to 0700\/0600/);
-  assert.match(warnings.join(''), /agent\.db/);
+  try {
+    assertPrivate(dir);
+    assert.match(warnings.join(''), /modes tightened to 0700\/0600/);
+    assert.match(warnings.join(''), /agent\.db/);
+  } finally {
+    await again.dispose();
+  }
 });
 
 test('bridge: its data directory, database and secrets are private, and tightened when restored wide', async (t) => {
@@ -73,8 +84,11 @@ test('bridge: its data directory, database and secrets are private, and tightene
   chmodSync(dir, 0o755);
   for (const [path] of modes(dir).slice(1)) chmodSync(path, 0o644);
   const again = await startBridge({ dataDir: dir, listen: { host: '127.0.0.1', port: 0 }, logger });
-  t.after(() => again.close());
-  assertPrivate(dir);
+  try {
+    assertPrivate(dir);
+  } finally {
+    await again.close();
+  }
 });
 
 test('CLI: the config directory (keys, tokens, profiles) is made 0700/0600 and tightened when it was wider', async (t) => {
