@@ -10,7 +10,6 @@ import {
   channelClosedNotice,
   ChannelSender,
   HandshakeError,
-  MAX_SEALED_PLAINTEXT_BYTES,
   openBinaryBody,
   TICKET_MESSAGE_ID,
   utf8Encode,
@@ -20,42 +19,12 @@ import {
 } from '@hostadm/shared/crypto/index.ts';
 import { errorEnvelope, readEnvelope, responseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { badRequest, HostadmError, toHostadmError } from '@hostadm/shared/protocol/errors.ts';
-import type { Connection } from '../server/context.ts';
 import type { Pipeline } from '../server/pipeline.ts';
 import { startKeySession } from '../server/auth-ops.ts';
 import { inFlightRefusal } from '../server/in-flight.ts';
-import { parsePublicKey, type ParsedKey } from '../server/keys.ts';
+import { parsePublicKey } from '../server/keys.ts';
+import { sealableText, type C2Outcome, type PendingProof, type RelayedClient } from './relayed-client.ts';
 import { RelayedTickets, type TicketSeed } from './relayed-resume.ts';
-
-/**
- * What a verified C2 leads to: a session as the key's owner (`registered`); the key registered for the
- * user an administrator authorized it for on the host, then that session (`authorized`); or a channel
- * that is not signed in, on which the client may sign in with a password and then register its key
- * (`password`: the first key of a user on a host only the bridge reaches).
- */
-type C2Outcome = { kind: 'registered'; user: string } | { kind: 'authorized'; pubKey: string; parsed: ParsedKey } | { kind: 'password' };
-
-/** The proof a new channel waits for: C2 (`auth_ssl`, the key's signature) or RC (`auth_resume`, the ticket's confirm). */
-interface PendingProof {
-  name: 'auth_ssl' | 'auth_resume';
-  verify(args: unknown): Promise<boolean>;
-  /** Once proven: the reply (a session, or the invitation to sign in), a ticket sent sealed just before it. */
-  complete(client: RelayedClient): Promise<unknown>;
-  deadline: number;
-}
-
-/** A relayed client's state: waiting for C2 (proof of its key), then signed in. */
-interface RelayedClient {
-  readonly clientId: string;
-  readonly connection: Connection;
-  channel: SecureChannel | null;
-  /** Set between A1 and C2 (or RA and RC); the proof is accepted once, within the window. */
-  pending: PendingProof | null;
-  /** Seals for `channel`, frames leaving in seal order (hsc3: what one tick sends, as one record). */
-  sender: ChannelSender | null;
-  /** Requests being served; past the connection limit more are answered 429, as on a direct connection. */
-  inFlight: number;
-}
 
 export interface RelayedClientsOptions {
   pipeline: Pipeline;
@@ -348,17 +317,8 @@ export class RelayedClients {
   }
 
   private sendSealed(client: RelayedClient, envelope: unknown): void {
-    const sender = client.sender;
-    if (!sender) return;
-    let text = JSON.stringify(envelope);
-    if (text.length * 3 > MAX_SEALED_PLAINTEXT_BYTES && new TextEncoder().encode(text).length > MAX_SEALED_PLAINTEXT_BYTES) {
-      const id = envelope && typeof envelope === 'object' && 'id' in envelope && typeof envelope.id === 'string' ? envelope.id : '';
-      text = JSON.stringify(
-        errorEnvelope(id, 'rpc', { code: 413, message: `the reply is larger than the bridge channel carries (${MAX_SEALED_PLAINTEXT_BYTES} bytes)` }),
-      );
-    }
-    // Measured above, so never too large: the sender throws nothing here; a seal that fails drops the client.
-    sender.send(text);
+    // Measured by sealableText, so never too large: the sender throws nothing here; a seal that fails drops the client.
+    client.sender?.send(sealableText(envelope));
   }
 
   /** The channel a handshake or resumption made for `client`, and the sender that seals for it. */
