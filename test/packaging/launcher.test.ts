@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = new URL('../..', import.meta.url).pathname;
+/** What the wrapper gives short commands (its `client_v8_flags="…"` line). */
+const CLIENT_V8_FLAGS = /^client_v8_flags="([^"]*)"$/m.exec(readFileSync(join(root, 'client/bin/hostadm'), 'utf8'))?.[1] ?? '(no client_v8_flags line)';
 
 /** An installed-package layout with a stand-in node of `version` as the only node on PATH. */
 function installed(t: TestContext, version: string | null) {
@@ -45,7 +47,7 @@ test('the compiled CLI runs on the node from PATH, starting Node once', (t) => {
   const hostadm = installed(t, 'v24.1.0');
   const r = hostadm('ps', '--json');
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /^ran: --disable-warning=ExperimentalWarning \S+\/pkg\/bin\/\.\.\/cli\/src\/main\.cjs ps --json$/m);
+  assert.match(r.stdout, /^ran: --disable-warning=ExperimentalWarning --min-semi-space-size=\d+ \S+\/pkg\/bin\/\.\.\/cli\/src\/main\.cjs ps --json$/m);
   assert.equal(hostadm.starts().length, 1, `node was started once, not asked its version first: ${hostadm.starts().join(' | ')}`);
 });
 
@@ -56,11 +58,30 @@ test('the heap floor for relaying goes to the commands that stay up, not to shor
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`^ran: --disable-warning=ExperimentalWarning --initial-old-space-size=64 \\S+/main\\.cjs ${command} --help$`, 'm'));
   }
-  // Any such V8 flag would make Node refuse its built-in code cache: every client command would compile Node's own modules.
-  for (const args of [['call', 'rpc/identify'], ['--version']]) {
+  // Any such V8 flag would make Node refuse its built-in code cache: every client command would compile
+  // Node's own modules. Short commands get only the young-generation size, which V8 leaves out of its flag hash.
+  for (const args of [['call', 'rpc/identify'], ['--version'], ['ps', '--json']]) {
     const r = hostadm(...args);
-    assert.match(r.stdout, new RegExp(`^ran: --disable-warning=ExperimentalWarning \\S+/main\\.cjs ${args.join(' ')}$`, 'm'));
+    assert.match(r.stdout, new RegExp(`^ran: --disable-warning=ExperimentalWarning ${CLIENT_V8_FLAGS} \\S+/main\\.cjs ${args.join(' ')}$`, 'm'));
   }
+});
+
+test("the short commands' V8 flags keep code caches valid: a cache made without them is accepted with them", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'hostadm-launcher-cache-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // The same check V8 makes for Node's built-in modules and for the call bundle's cache (lib/call-bundle.cts).
+  const script = `
+    const vm = require('node:vm'), fs = require('node:fs');
+    const source = 'function f(a) { return a * 2 } f(21)';
+    const file = ${JSON.stringify(join(dir, 'cache.bin'))};
+    if (process.argv[1] === 'make') fs.writeFileSync(file, new vm.Script(source).createCachedData());
+    else console.log(new vm.Script(source, { cachedData: fs.readFileSync(file) }).cachedDataRejected ? 'rejected' : 'accepted');`;
+  const node = (flags: string[], mode: string) => spawnSync(process.execPath, [...flags, '-e', script, mode], { encoding: 'utf8' });
+  assert.equal(node([], 'make').status, 0);
+  assert.match(CLIENT_V8_FLAGS, /^--\S/, "the wrapper names its short commands' flags");
+  assert.equal(node(CLIENT_V8_FLAGS.split(' '), 'check').stdout.trim(), 'accepted');
+  // The check is able to fail: the servers' heap floor is part of the hash.
+  assert.equal(node(['--initial-old-space-size=64'], 'check').stdout.trim(), 'rejected');
 });
 
 test('a Node older than 22.16 is refused with what was found and what is needed, before anything loads', (t) => {
