@@ -48,6 +48,8 @@ export interface WorkerdBridge {
   readonly joinSecret: string;
   /** The workerd process serving the Worker (for CPU figures), or the wrangler process when not found. */
   workerdPid(): number;
+  /** wrangler's process, which leads the process group workerd runs in. */
+  readonly wranglerPid: number;
   /** Stops workerd; the state directory stays (unless it was a temporary one and `keepState` is false). */
   stop(keepState?: boolean): Promise<void>;
   /** Stops and starts again on the same port and state (a bridge restart). */
@@ -90,8 +92,12 @@ export async function applyMigrations(stateDir: string, verbose = false): Promis
 
 const PORT_TAKEN = /Address already in use/;
 
-export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}): Promise<WorkerdBridge> {
-  const temporary = !options.stateDir;
+/**
+ * `ownsStateDir`: the state directory is this bridge's to remove (made here, or handed on by
+ * `restart`): removed by `stop` unless kept, and when the process ends without `stop`.
+ */
+export async function startWorkerdBridge(options: WorkerdBridgeOptions = {}, ownsStateDir = !options.stateDir): Promise<WorkerdBridge> {
+  const temporary = ownsStateDir;
   const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'hostadm-workerd-'));
   // wrangler.jsonc serves console/dist as static assets: it must exist before wrangler starts.
   ensureConsoleBuilt({ quiet: true });
@@ -165,16 +171,22 @@ async function launch(options: SettledOptions, port: number, temporary: boolean)
       // already gone
     }
   };
-  // A test process that ends without stopping us must not leave workerd running: on exit, and on a
-  // terminating signal (node --test cancels files with SIGTERM), which is then re-raised.
-  process.once('exit', kill);
-  const onSignal = (signal: NodeJS.Signals) => {
+  // A test process that ends without stopping us must not leave workerd running, nor its temporary
+  // state (a few MB of SQLite per run): on exit, and on a terminating signal (node --test cancels
+  // files with SIGTERM), which is then re-raised. Removed after the kill: workerd writes no more once
+  // signalled, and a file it still had open goes with the directory.
+  const abandon = () => {
     kill();
+    if (temporary) rmSync(stateDir, { recursive: true, force: true });
+  };
+  process.once('exit', abandon);
+  const onSignal = (signal: NodeJS.Signals) => {
+    abandon();
     process.kill(process.pid, signal);
   };
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, onSignal);
   const unhook = () => {
-    process.off('exit', kill);
+    process.off('exit', abandon);
     for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.off(signal, onSignal);
   };
   const httpUrl = `http://127.0.0.1:${port}`;
@@ -203,6 +215,7 @@ async function launch(options: SettledOptions, port: number, temporary: boolean)
     stateDir,
     adminSecret,
     joinSecret,
+    wranglerPid: child.pid!,
     workerdPid() {
       for (const entry of readdirSync('/proc')) {
         if (!/^\d+$/.test(entry)) continue;
@@ -233,11 +246,8 @@ async function launch(options: SettledOptions, port: number, temporary: boolean)
     },
     async restart() {
       await bridge.stop(true);
-      const again = await startWorkerdBridge({ ...options, stateDir, port, adminSecret, joinSecret });
-      if (!temporary) return again;
-      // The restarted one owns the temporary directory now: removed on stop unless kept.
-      const stopAgain = again.stop.bind(again);
-      return Object.assign(again, { stop: (keep = false) => stopAgain(keep) });
+      // The restarted one owns a temporary directory now: removed on stop unless kept, or at exit.
+      return startWorkerdBridge({ ...options, stateDir, port, adminSecret, joinSecret }, temporary);
     },
   };
   return bridge;

@@ -142,10 +142,7 @@ async function adminKeys(httpUrl: string, adminSecret: string): Promise<KeyRecor
 let workerd: Promise<WorkerdBridge> | null = null;
 
 function sharedWorkerd(): Promise<WorkerdBridge> {
-  workerd ??= startWorkerdBridge({ testHooks: true, hostname: 'test-bridge', verbose: process.env.HOSTADM_TEST_LOG === 'debug' }).then((w) => {
-    process.once('exit', () => rmSync(w.stateDir, { recursive: true, force: true }));
-    return w;
-  });
+  workerd ??= startWorkerdBridge({ testHooks: true, hostname: 'test-bridge', verbose: process.env.HOSTADM_TEST_LOG === 'debug' });
   return workerd;
 }
 
