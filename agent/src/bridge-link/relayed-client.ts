@@ -31,6 +31,12 @@ export interface RelayedClient {
   channel: SecureChannel | null;
   /** Set between A1 and C2 (or RA and RC); the proof is accepted once, within the window. */
   pending: PendingProof | null;
+  /**
+   * From the proof's arrival until it is judged and answered: whether it verified. Requests sealed
+   * after it (in its flight: docs/bridge-protocol.md §3 step 9) wait for it, so none is served
+   * before the proof has signed the channel in, and none at all after a refused proof.
+   */
+  proving: Promise<boolean> | null;
   /** Seals for `channel`, frames leaving in seal order (hsc3: what one tick sends, as one record). */
   sender: ChannelSender | null;
   /** Requests being served; past the connection limit more are answered 429, as on a direct connection. */

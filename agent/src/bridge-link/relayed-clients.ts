@@ -139,7 +139,8 @@ export class RelayedClients {
     const ctx = { services, connection: client.connection, session: null, audit: { detail: '' } };
     const reply = await startKeySession(seed.user, seed.md5Key, ctx, how);
     const ticket = this.tickets.issue(seed, services.clock.now());
-    if (ticket) this.sendSealed(client, responseEnvelope(TICKET_MESSAGE_ID, 'rpc', ticket));
+    // `pipelining`: this agent serves what is sealed after RC only once RC has signed the channel in (serve).
+    if (ticket) this.sendSealed(client, responseEnvelope(TICKET_MESSAGE_ID, 'rpc', { ...ticket, pipelining: true }));
     return reply;
   }
 
@@ -242,9 +243,15 @@ export class RelayedClients {
     client.inFlight++;
     try {
       if (client.pending) {
-        await this.verifyProof(client, readEnvelope(value));
+        const proving = this.verifyProof(client, readEnvelope(value));
+        client.proving = proving;
+        if ((await proving) && client.proving === proving) client.proving = null;
         return;
       }
+      // Sent in the proof's flight: served in order once the proof is answered (verifyProof may await
+      // the key check and the session), never beside it; after a refused proof, never (the channel is
+      // being dropped: its refusal is the answer to the whole flight).
+      if (client.proving && !(await client.proving)) return;
       // The pipeline reads the request itself, answering a malformed one with its field errors.
       const reply = await this.options.pipeline.handle(client.connection, value);
       this.sendSealed(client, reply);
@@ -253,7 +260,8 @@ export class RelayedClients {
     }
   }
 
-  private async verifyProof(client: RelayedClient, envelope: WireEnvelope | null): Promise<void> {
+  /** Judges the proof and answers it; true when it verified (the channel goes on, signed in unless `complete` refused). */
+  private async verifyProof(client: RelayedClient, envelope: WireEnvelope | null): Promise<boolean> {
     const id = envelope?.id ?? '';
     const pending = client.pending as PendingProof;
     client.pending = null; // the proof is accepted once, right or wrong
@@ -281,13 +289,14 @@ export class RelayedClients {
       void client.sender?.drained().then(() => {
         if (this.clients.get(client.clientId)?.channel === dropped) this.drop(client.clientId);
       });
-      return;
+      return false;
     }
     try {
       this.sendSealed(client, responseEnvelope(id, 'rpc', await pending.complete(client)));
     } catch (cause) {
       this.sendSealed(client, errorEnvelope(id, 'rpc', toHostadmError(cause).toArgs()));
     }
+    return true;
   }
 
   /** The C2 reply once the key is proven: a session (`[token, seconds]`), or the invitation to sign in. */
@@ -347,6 +356,7 @@ export class RelayedClients {
       clientId,
       channel: null,
       pending: null,
+      proving: null,
       sender: null,
       inFlight: 0,
       connection: {

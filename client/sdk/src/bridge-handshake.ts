@@ -11,6 +11,12 @@
  * full handshake on the same bridge session. A client that keeps tickets asks for one in C1, and the
  * host sends it sealed just before its sign-in reply.
  *
+ * Pipelining: when the ticket says its host serves requests sealed after RC only once RC has signed
+ * the channel in (`pipelining`, sealed in the ticket message), `onProofSent` runs right after RC is
+ * sealed, so the caller's queued requests leave in RC's flight instead of one round trip later. Not
+ * after C2: its answer may be "sign in with a password" (keyNotRegistered), which no request could
+ * have known to wait for (docs/bridge-protocol.md §3 step 9).
+ *
  * States: sending-c1 → awaiting-a1 → verifying → awaiting-c2 → done (or failed); resuming:
  * sending-r1 → awaiting-ra → verifying → awaiting-c2 → done. Relayed frames from the host go to
  * `receive` until the channel exists, then to the framing (bridge-framing.ts).
@@ -51,6 +57,8 @@ export interface ChannelHandshakeOptions {
   ticket?: ClientTicket | undefined;
   /** Ask the host for a ticket for the next channel. */
   wantTicket?: boolean;
+  /** A resumption's RC was just sealed and its host takes requests in RC's flight: send them now (same tick). */
+  onProofSent?: () => void;
 }
 
 /** What a finished handshake yields: the channel's framing and how the host took the key proof. */
@@ -64,6 +72,8 @@ export interface ChannelHandshakeResult {
   resumed: boolean;
   /** The ticket the host issued for the next channel, if it did. */
   ticket?: ClientTicket;
+  /** What the channel opened after the proof's reply and before the caller took over (replies to pipelined requests), in order. */
+  following: string[];
 }
 
 /** The ids of the key proof (C2) and the resumption proof (RC), so their replies are told from anything else. */
@@ -137,7 +147,8 @@ export class ChannelHandshake {
     // A reply altered on the way, or from a host without this ticket's secret, fails here: no fallback.
     const result = await race(resumption.finish(ra.args));
     const proof = { id: RC_ID, name: 'auth_resume', args: result.rcArgs };
-    return this.prove(race, result.channel, proof, { secret: result.resumptionSecret, hostKey: ticket.hostKey, md5Key: ticket.md5Key }, true);
+    const issuedBy = { secret: result.resumptionSecret, hostKey: ticket.hostKey, md5Key: ticket.md5Key };
+    return this.prove(race, result.channel, proof, issuedBy, { resumed: true, pipelined: ticket.pipelining === true });
   }
 
   private async fullHandshake(race: <T>(p: Promise<T>) => Promise<T>): Promise<ChannelHandshakeResult> {
@@ -174,19 +185,26 @@ export class ChannelHandshake {
       pinned = result.hostKey;
     }
     const proof = { id: C2_ID, name: 'auth_ssl', args: result.c2Args };
-    return this.prove(race, result.channel, proof, { secret: result.resumptionSecret, hostKey: pinned, md5Key: hs.c1Args.md5_key }, false);
+    return this.prove(
+      race,
+      result.channel,
+      proof,
+      { secret: result.resumptionSecret, hostKey: pinned, md5Key: hs.c1Args.md5_key },
+      { resumed: false, pipelined: false },
+    );
   }
 
   /**
    * The sealed proof (C2 or RC) and its reply; a ticket the host sends just before that reply is kept
-   * for the result. `issuedBy` says what such a ticket stands for.
+   * for the result. `issuedBy` says what such a ticket stands for. `pipelined`: the caller's requests
+   * follow the proof at once (onProofSent), and what comes after its reply is kept for the caller.
    */
   private async prove(
     race: <T>(p: Promise<T>) => Promise<T>,
     channel: SecureChannel,
     proof: { id: string; name: string; args: unknown },
     issuedBy: { secret: Uint8Array; hostKey: string; md5Key: string },
-    resumed: boolean,
+    { resumed, pipelined }: { resumed: boolean; pipelined: boolean },
   ): Promise<ChannelHandshakeResult> {
     const { session, agentId, hostLabel } = this.options;
     const framing = new ChannelFraming(session, agentId, channel, hostLabel);
@@ -194,8 +212,14 @@ export class ChannelHandshake {
     this.framing = framing;
     const c2Reply = new Promise<WireEnvelope>((resolve) => (this.c2Waiter = resolve));
     const received: { ticket?: ClientTicket | null } = {};
-    // Until the proof is answered, what the channel opens is looked at for that reply (and a ticket) only.
+    const following: string[] = [];
+    // Until the proof is answered, what the channel opens is looked at for that reply (and a ticket) only;
+    // after it (replies to pipelined requests, maybe in the same record), kept for the caller.
     framing.onPlain = (plain) => {
+      if (this.c2Waiter === null) {
+        following.push(plain);
+        return;
+      }
       const env = parseEnvelope(plain);
       if (env?.id === TICKET_MESSAGE_ID && env.name === 'response') {
         received.ticket = clientTicketFrom(env.args, { ...issuedBy, now: Date.now() });
@@ -208,12 +232,12 @@ export class ChannelHandshake {
     };
     framing.send(JSON.stringify({ ...proof, namespace: 'rpc' }));
     this.state = 'awaiting-c2';
+    if (pipelined) this.options.onProofSent?.();
     const c2 = await race(c2Reply);
     issuedBy.secret.fill(0);
-    framing.onPlain = () => {};
     const outcome = c2Outcome(c2, hostLabel);
     this.state = 'done';
-    return { framing, hostKey: issuedBy.hostKey, outcome, resumed, ...(received.ticket ? { ticket: received.ticket } : {}) };
+    return { framing, hostKey: issuedBy.hostKey, outcome, resumed, following, ...(received.ticket ? { ticket: received.ticket } : {}) };
   }
 }
 

@@ -218,6 +218,15 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       if (destination === agentId) end({ code: 4101, reason: `the bridge dropped a frame to ${hostLabel} (${reason})` });
     };
     const ticket = usableTicket(ids.md5);
+    // The connection handed back; it exists before the handshake ends so that requests pipelined
+    // behind a resumption's proof (onEarlySend) are sent on, and later failed with, this very object.
+    const transport: Transport = {
+      send: (text) => {
+        if (!handshake.framing || state === 'closed') throw new ConnectionError(`the channel to ${hostLabel} is not open`);
+        handshake.framing.send(text);
+      },
+      close: (code, reason) => end({ code: code ?? 1000, reason: reason ?? 'closed by the client' }),
+    };
     const handshake = new ChannelHandshake({
       session,
       agentId,
@@ -228,6 +237,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       pinnedHostKey: pinned,
       onHostKey: options.onHostKey,
       onChannelClose: (info) => end(info),
+      ...(handlers.onEarlySend ? { onProofSent: () => handlers.onEarlySend?.(transport) } : {}),
     });
     session.onRelay = (from, body) => {
       if (from !== agentId || state === 'closed') return;
@@ -247,15 +257,13 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       const race = <T>(p: Promise<T>) => Promise.race([p, opening]);
       const result = await race(handshake.run(race));
       pinned = result.hostKey;
+      // Saved before any reply is handed on: a one-shot caller may exit as soon as its reply is in.
       if (result.ticket) tickets?.save(result.ticket);
+      Object.assign(transport, result.outcome);
       result.framing.onPlain = (text) => handlers.onMessage(text);
       state = 'open';
       failOpen = null;
-      const transport: Transport = {
-        ...result.outcome,
-        send: (text) => result.framing.send(text),
-        close: (code, reason) => end({ code: code ?? 1000, reason: reason ?? 'closed by the client' }),
-      };
+      for (const text of result.following) if (state === 'open') handlers.onMessage(text);
       return transport;
     } catch (err) {
       end({ code: 4000, reason: messageOf(err) });

@@ -27,6 +27,15 @@ export interface TransportHandlers {
   onMessage(text: string): void;
   /** Called once when the connection ends, whoever ended it. */
   onClose(info: CloseInfo): void;
+  /**
+   * The connection takes requests before `open` resolves: a bridge channel resumed with a ticket
+   * whose host serves what is sealed after the proof (RC) only once RC has signed the channel in
+   * (docs/bridge-protocol.md §3 step 9). Called at most once, in the tick RC was sealed in, with the
+   * transport `open` will resolve with, so that what is sent now leaves in RC's flight (hsc3: in its
+   * record). If the opening then fails, what was sent fails with it, like a request on a dropped
+   * connection (the host ran it only if it accepted RC).
+   */
+  onEarlySend?(transport: Transport): void;
 }
 
 /** A session a transport opened while connecting: the host's `[token, ttl]` reply to the key proof. */

@@ -79,6 +79,12 @@ export interface TicketMessageArgs {
   expires_in: number;
   /** The channel version the resumed channel will speak. */
   channel: string;
+  /**
+   * The agent that issued the ticket (the only one that can take it: tickets live in its memory)
+   * serves requests sealed right after RC only once RC has signed the channel in, so the client may
+   * send them in RC's flight instead of waiting for RC's reply (docs/bridge-protocol.md §3 step 9).
+   */
+  pipelining?: true;
 }
 
 /** A ticket as the client keeps it (in the CLI: its profile's ticket file, mode 0600). */
@@ -93,6 +99,8 @@ export interface ClientTicket {
   channel: string;
   /** Epoch ms, client clock. */
   expiresAt: number;
+  /** The issuing agent takes requests in RC's flight (TicketMessageArgs.pipelining; sealed, so no bridge sets it). */
+  pipelining?: true;
 }
 
 /** What the agent remembers per ticket (in memory only: a restart forgets every ticket). */
@@ -167,7 +175,16 @@ export function clientTicketFrom(args: unknown, issuedBy: { secret: Uint8Array; 
   if (typeof expiresIn !== 'number' || !Number.isFinite(expiresIn) || expiresIn <= 0) return null;
   if (typeof channel !== 'string' || !RESUMABLE_CHANNELS.includes(channel)) return null;
   const lifetime = Math.min(expiresIn * 1000, TICKET_LIFETIME_MS);
-  return { ticket, secret: toBase64(issuedBy.secret), hostKey: issuedBy.hostKey, md5Key: issuedBy.md5Key, channel, expiresAt: issuedBy.now + lifetime };
+  const kept: ClientTicket = {
+    ticket,
+    secret: toBase64(issuedBy.secret),
+    hostKey: issuedBy.hostKey,
+    md5Key: issuedBy.md5Key,
+    channel,
+    expiresAt: issuedBy.now + lifetime,
+  };
+  if (args.pipelining === true) kept.pipelining = true;
+  return kept;
 }
 
 /** The ticket id R1 names, for the agent's lookup; null when R1 is malformed. */

@@ -185,9 +185,9 @@ export async function callThrough(via: CallVia, cls: string | undefined, action:
     const ns = target.namespace as 'admin' | 'rpc';
 
     if (!isQueued(actionContract)) {
-      const session = await via.open(opts);
+      const session = await via.open(opts, { first: (client) => client.call(ns, target.name, canonical, args) });
       try {
-        printJson(await session.client.call(ns, target.name, canonical, args), via.out);
+        printJson(await (session.first ?? session.client.call(ns, target.name, canonical, args)), via.out);
       } finally {
         await session.close();
       }

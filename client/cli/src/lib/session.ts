@@ -10,15 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HandshakeError } from '@hostadm/shared/crypto/index.ts';
-import {
-  bridgeTransport,
-  connect,
-  NodeWebSocket,
-  type AuthMethod,
-  type BridgeTicketStore,
-  type HostadmClient,
-  type TransportFactory,
-} from '../../../sdk/src/node.ts';
+import { bridgeTransport, HostadmClient, NodeWebSocket, type AuthMethod, type BridgeTicketStore, type TransportFactory } from '../../../sdk/src/node.ts';
 import { HostadmRequestError, KeyNotRegisteredError } from '../../../sdk/src/errors.ts';
 import { clientKeyIds } from '../../../sdk/src/bridge-session.ts';
 import { createHash, createPublicKey } from 'node:crypto';
@@ -118,6 +110,11 @@ export interface OpenOptions {
   auth?: 'required' | 'none';
   /** Long-running commands (events, waiting for jobs) reconnect; one-shot calls fail fast. */
   reconnect?: boolean;
+  /**
+   * The command's first request, made while the connection opens: a resumed bridge channel sends it
+   * in its proof's flight, one round trip sooner than after the opening (OpenClient.first).
+   */
+  first?: (client: HostadmClient) => Promise<unknown>;
 }
 
 export interface OpenClient {
@@ -125,6 +122,8 @@ export interface OpenClient {
   target: Target;
   /** Closes the client and refreshes the token cache. */
   close(): Promise<void>;
+  /** The reply to OpenOptions.first (only when it was given and the connection opened). */
+  first?: Promise<unknown>;
 }
 
 export async function openClient(flags: ConnectionFlags, options: OpenOptions = {}): Promise<OpenClient> {
@@ -133,8 +132,10 @@ export async function openClient(flags: ConnectionFlags, options: OpenOptions = 
   // Through a bridge the channel proves the key; a password is for a host that does not know it yet.
   const auth = options.auth === 'none' ? [] : target.bridge ? channelPasswordMethods(target) : authMethods(target);
   let client: HostadmClient;
+  let first: Promise<unknown> | undefined;
   try {
-    client = await connect({
+    client = new HostadmClient({
+      webSocket: NodeWebSocket,
       ...(target.bridge ? { transport: await bridgeFactory(target, flags) } : { url: target.url }),
       auth,
       requestTimeoutMs: timeoutMs,
@@ -142,6 +143,11 @@ export async function openClient(flags: ConnectionFlags, options: OpenOptions = 
       // Long-running commands ride out a restart of the agent (about a minute of attempts).
       reconnect: options.reconnect ? { maxAttempts: 12 } : false,
     });
+    const opening = client.open();
+    first = options.first?.(client);
+    // A failed opening fails the first request too; the opening's error is the one reported.
+    first?.catch(() => undefined);
+    await opening;
   } catch (err) {
     if (err instanceof Error && err.cause instanceof CliError) throw err.cause;
     const mismatch = hostKeyMismatch(err);
@@ -185,6 +191,7 @@ export async function openClient(flags: ConnectionFlags, options: OpenOptions = 
   return {
     client,
     target,
+    ...(first ? { first } : {}),
     async close() {
       if (!target.bridge) save();
       await client.close();

@@ -67,6 +67,10 @@ export class Connection implements RequestRoute {
   private ready: Deferred<Transport> = deferred();
   /** Requests that failed to send on a dying transport, waiting for the next one (`nextTransport`). */
   private transportWaiters: Deferred<Transport>[] = [];
+  /** Requests waiting for a transport that takes them (`whenSendable`), called back in order. */
+  private sendWaiters: { go: (transport: Transport) => void; fail: (err: unknown) => void }[] = [];
+  /** While opening: the transport that already takes requests in its proof's flight (onEarlySend). */
+  private early: Transport | null = null;
   private reconnectAbort: AbortController | null = null;
   /** Why the client failed (kept so later calls get the real cause); undefined after a user's close. */
   private failure: unknown = undefined;
@@ -100,7 +104,9 @@ export class Connection implements RequestRoute {
       await this.hooks.signIn(transport, signal);
       this.transport = transport;
       this.stateValue = 'open';
+      this.early = null;
       this.ready.resolve(transport);
+      this.sendable(transport);
       this.hooks.opened();
     } catch (err) {
       transport?.close(1000, 'sign-in failed');
@@ -124,6 +130,18 @@ export class Connection implements RequestRoute {
     return this.ready.promise;
   }
 
+  whenSendable(go: (transport: Transport) => void, fail: (err: unknown) => void): void {
+    const now = this.stateValue === 'open' ? this.transport : this.stateValue === 'closed' ? null : this.early;
+    if (now) go(now);
+    else if (this.stateValue === 'closed') fail(this.closedError());
+    else this.sendWaiters.push({ go, fail });
+  }
+
+  /** Hands the waiting requests to `transport` now, in the order they came (one flight, one hsc3 record). */
+  private sendable(transport: Transport): void {
+    for (const waiter of this.sendWaiters.splice(0)) waiter.go(transport);
+  }
+
   /** The first open connection other than `old` (after the reconnect that follows its loss). */
   nextTransport(old: Transport): Promise<Transport> {
     if (this.stateValue === 'open' && this.transport && this.transport !== old) return Promise.resolve(this.transport);
@@ -139,15 +157,32 @@ export class Connection implements RequestRoute {
   private async openTransport(signal?: AbortSignal): Promise<Transport> {
     // `onClose` may fire before `open` resolves; the holder tells it which transport it belongs to.
     const holder: { t?: Transport } = {};
-    const transport = await this.factory.open(
-      {
-        onMessage: (text) => this.hooks.message(text),
-        onClose: (info) => this.onTransportClosed(holder.t, info),
-      },
-      signal ? { signal, timeoutMs: this.connectTimeoutMs } : { timeoutMs: this.connectTimeoutMs },
-    );
-    holder.t = transport;
-    return transport;
+    let early: Transport | null = null;
+    try {
+      const transport = await this.factory.open(
+        {
+          onMessage: (text) => this.hooks.message(text),
+          onClose: (info) => this.onTransportClosed(holder.t, info),
+          onEarlySend: (t) => {
+            if (this.stateValue === 'open' || this.stateValue === 'closed' || signal?.aborted) return;
+            early = t;
+            this.early = t;
+            this.sendable(t);
+          },
+        },
+        signal ? { signal, timeoutMs: this.connectTimeoutMs } : { timeoutMs: this.connectTimeoutMs },
+      );
+      holder.t = transport;
+      return transport;
+    } catch (err) {
+      if (early) {
+        // What was sent in the proof's flight fails with the opening (the host ran it only if it accepted the proof).
+        if (this.early === early) this.early = null;
+        const lost = err instanceof ConnectionError ? err : new ConnectionError(`connecting to ${this.description} failed: ${messageOf(err)}`, { cause: err });
+        this.hooks.transportLost(early, lost);
+      }
+      throw err;
+    }
   }
 
   private onTransportClosed(transport: Transport | undefined, info: CloseInfo): void {
@@ -189,13 +224,16 @@ export class Connection implements RequestRoute {
         }
         this.transport = transport;
         this.stateValue = 'open';
+        this.early = null;
         this.reconnectAbort = null;
         this.ready.resolve(transport);
+        this.sendable(transport);
         for (const w of this.transportWaiters.splice(0)) w.resolve(transport);
         this.hooks.opened();
         this.hooks.reconnected(attempt);
         return;
       } catch (err) {
+        if (transport && this.early === transport) this.early = null;
         transport?.close(1000, 'reconnect failed');
         if (abort.signal.aborted) return;
         lastError = err;
@@ -226,8 +264,10 @@ export class Connection implements RequestRoute {
     this.reconnectAbort?.abort();
     this.reconnectAbort = null;
     this.transport = null;
+    this.early = null;
     const reason = error ?? new ConnectionError(`the client for ${this.description} was closed`);
     this.ready.reject(reason);
+    for (const w of this.sendWaiters.splice(0)) w.fail(reason);
     for (const w of this.transportWaiters.splice(0)) w.reject(reason);
     this.hooks.closed(reason, byUser, error);
   }

@@ -1,7 +1,8 @@
 /**
  * Request/reply correlation: every request gets an id, its reply (or error envelope) is matched back
  * by that id, and each wait has its own timeout and AbortSignal. Requests that find no open
- * connection wait for one; a request that could not even be handed to the transport (the connection
+ * connection wait for one (or for a resumed bridge channel's proof to be sealed: they follow it in
+ * its flight); a request that could not even be handed to the transport (the connection
  * was going down) is re-sent on the next connection, because it certainly did not run. A request
  * that was sent when the connection drops fails instead: whether the host ran it is unknown.
  */
@@ -22,8 +23,12 @@ export interface RequestRoute {
   readonly state: ClientState;
   /** Whether a lost connection is followed by a reconnect. */
   readonly reconnects: boolean;
-  /** The open transport, or a promise of it while connecting or reconnecting. */
-  whenReady(): Promise<Transport>;
+  /**
+   * Calls `go` with a transport that takes requests: the open one at once; while connecting or
+   * reconnecting, the first that does, in the very tick it does (a resumed bridge channel takes them
+   * in its proof's flight, before it is open: TransportHandlers.onEarlySend). `fail` if none comes.
+   */
+  whenSendable(go: (transport: Transport) => void, fail: (err: unknown) => void): void;
   /** The first open transport other than `old`. */
   nextTransport(old: Transport): Promise<Transport>;
   /** Why requests can no longer be made. */
@@ -121,7 +126,7 @@ export class RequestCorrelator {
         }
       };
       if (via) go(via);
-      else route.whenReady().then(go, (err: unknown) => finish(() => reject(err)));
+      else route.whenSendable(go, (err: unknown) => finish(() => reject(err)));
     });
   }
 
