@@ -2,9 +2,10 @@
  * The members of `node:crypto` this folder uses, typed here (shared compiles without Node types), and
  * the one place that decides whether they are used: where the runtime offers `process.getBuiltinModule`
  * (Node ≥ 22), unless `HOSTADM_HSC1_ENGINE=webcrypto` asks for WebCrypto, and never on Cloudflare
- * Workers, whose `nodejs_compat` also offers it: there WebCrypto is workerd's own native code (no
- * thread-pool hop, no module to load) and its `node:crypto` is built over the same library, so there is
- * nothing to gain and the bridge there keeps the one engine it is tested with.
+ * Workers, whose `nodejs_compat` offers it too (a partial one: no `diffieHellman` at our compatibility
+ * date): there WebCrypto is workerd's own native code (no thread-pool hop, no module to load), the
+ * bridge's only uses are a host-key digest and its ticket HMAC (bridge/src/relay/signin-tickets.ts,
+ * WebCrypto by default there), nothing was measured to gain, and WebCrypto is what runs in its tests.
  *
  * Read at every use (not once per process), so that a test can run the same code on both engines.
  */
