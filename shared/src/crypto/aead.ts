@@ -9,9 +9,11 @@
  *   caught error per call, hence KeyObject). test/bench/crypto.bench.ts measures both.
  *
  * Both produce the same bytes (ciphertext ‖ 16-byte tag) for the same key, nonce and AAD: the test
- * vectors run against each engine. `HOSTADM_HSC1_ENGINE=webcrypto` forces WebCrypto on Node.
+ * vectors run against each engine. engines/node/node-crypto.ts decides where node:crypto is used, for
+ * this and for the handshakes' primitives (primitives.ts); `HOSTADM_HSC1_ENGINE=webcrypto` forces WebCrypto on Node.
  */
 import { allocUnsafe } from './channel-frames.ts';
+import { nodeCrypto, type NodeCrypto, type NodeKeyObject } from './engines/node/node-crypto.ts';
 import { subtle, type CryptoKey } from './subtle.ts';
 
 export interface AeadKey {
@@ -33,37 +35,6 @@ export interface AeadKey {
 
 const TAG_BYTES = 16;
 
-/** The members of `node:crypto` used here (shared compiles without Node types). */
-interface NodeCipher {
-  setAAD(aad: Uint8Array): unknown;
-  update(data: Uint8Array): Uint8Array;
-  final(): Uint8Array;
-  getAuthTag(): Uint8Array;
-  setAuthTag(tag: Uint8Array): unknown;
-}
-
-interface NodeCrypto {
-  createSecretKey(key: Uint8Array): object;
-  createCipheriv(algorithm: 'aes-256-gcm', key: object, iv: Uint8Array, options: { authTagLength: 16 }): NodeCipher;
-  createDecipheriv(algorithm: 'aes-256-gcm', key: object, iv: Uint8Array, options: { authTagLength: 16 }): NodeCipher;
-}
-
-interface NodeProcess {
-  getBuiltinModule?(id: 'node:crypto'): NodeCrypto | undefined;
-  env?: Record<string, string | undefined>;
-}
-
-function nodeCrypto(): NodeCrypto | null {
-  const proc = (globalThis as { process?: NodeProcess }).process;
-  if (typeof proc?.getBuiltinModule !== 'function' || proc.env?.HOSTADM_HSC1_ENGINE === 'webcrypto') return null;
-  try {
-    const c = proc.getBuiltinModule('node:crypto');
-    return c && typeof c.createCipheriv === 'function' && typeof c.createSecretKey === 'function' ? c : null;
-  } catch {
-    return null;
-  }
-}
-
 function joined(a: Uint8Array, b: Uint8Array): Uint8Array {
   const out = new Uint8Array(a.length + b.length);
   out.set(a);
@@ -74,7 +45,7 @@ function joined(a: Uint8Array, b: Uint8Array): Uint8Array {
 class NodeAeadKey implements AeadKey {
   readonly engine = 'node';
   private readonly c: NodeCrypto;
-  private readonly key: object;
+  private readonly key: NodeKeyObject;
 
   constructor(c: NodeCrypto, raw: Uint8Array) {
     this.c = c;

@@ -6,11 +6,11 @@
  *
  * This file holds what both sides share (the labels, the client's proof, the reply's shape); the
  * bridge's half (issuing and checking, keys derived from its join secret) is bridge/src/relay/signin-tickets.ts.
- * Runtime-neutral: WebCrypto's HMAC only (typed locally, like key-auth.ts: subtle.ts types what the
- * channel uses).
+ * Runtime-neutral: the HMAC of primitives.ts (node:crypto on Node, else WebCrypto).
  */
 import { TEST_STRING_PATTERN } from './transcript.ts';
-import { fromBase64, subtle, toBase64, utf8Encode } from './subtle.ts';
+import { primitives, type EngineKey, type HandshakePrimitives } from './primitives.ts';
+import { fromBase64, toBase64, utf8Encode } from './subtle.ts';
 
 /**
  * Every label bst1 uses, fixed and none a prefix of another or of a signature label (signed-messages.ts lists
@@ -56,23 +56,17 @@ export interface BridgeTicketGrant {
   expires_in: number;
 }
 
-interface HmacSubtle {
-  importKey(format: 'raw', keyData: Uint8Array, algorithm: { name: 'HMAC'; hash: 'SHA-256' }, extractable: false, usages: ['sign']): Promise<unknown>;
-  sign(algorithm: 'HMAC', key: unknown, data: Uint8Array): Promise<ArrayBuffer>;
-}
-
 /**
  * Each ticket's secret imported once, kept with the ticket object (a client signs in with one ticket
- * for hours; weakly held, so a forgotten ticket takes its key with it).
+ * for hours; weakly held, so a forgotten ticket takes its key with it), with the engine that made it.
  */
-const secretKeys = new WeakMap<BridgeSignInTicket, Promise<unknown>>();
+const secretKeys = new WeakMap<BridgeSignInTicket, { engine: HandshakePrimitives; key: Promise<EngineKey> }>();
 
-function secretKey(ticket: BridgeSignInTicket): Promise<unknown> {
-  let key = secretKeys.get(ticket);
-  if (!key) {
-    key = (subtle() as unknown as HmacSubtle).importKey('raw', fromBase64(ticket.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-    secretKeys.set(ticket, key);
-  }
+function secretKey(ticket: BridgeSignInTicket, engine: HandshakePrimitives): Promise<EngineKey> {
+  const known = secretKeys.get(ticket);
+  if (known?.engine === engine) return known.key;
+  const key = engine.importHmacKey(fromBase64(ticket.secret));
+  secretKeys.set(ticket, { engine, key });
   return key;
 }
 
@@ -85,8 +79,8 @@ export function bridgeTicketMessage(testString: string): Uint8Array {
 /** The client's proof for stage 2: base64 HMAC-SHA256(secret, label ‖ test_string). */
 export async function bridgeTicketProof(ticket: BridgeSignInTicket, testString: string): Promise<string> {
   const message = bridgeTicketMessage(testString);
-  const s = subtle() as unknown as HmacSubtle;
-  return toBase64(new Uint8Array(await s.sign('HMAC', await secretKey(ticket), message)));
+  const engine = primitives();
+  return toBase64(await engine.hmacSha256(await secretKey(ticket, engine), message));
 }
 
 /**

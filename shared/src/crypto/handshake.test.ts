@@ -4,9 +4,10 @@
  * read and rewrite the plain C1/A1, knows every public key, and may answer in the agent's place.
  */
 import assert from 'node:assert/strict';
-import { constants, createHash, createPublicKey, generateKeyPairSync, privateDecrypt, publicEncrypt } from 'node:crypto';
-import { describe, test } from 'node:test';
+import { constants, createHash, createPrivateKey, createPublicKey, generateKeyPairSync, privateDecrypt, publicEncrypt } from 'node:crypto';
+import { test } from 'node:test';
 import { ChannelError } from './channel.ts';
+import { describeOnEachEngine } from './engines.test-support.ts';
 import {
   answerClientHandshake,
   generateHostKey,
@@ -57,7 +58,7 @@ function writeA1(testString: string, body: unknown, padding: 'oaep' | 'pkcs1' = 
   return { test_string: enc(Buffer.from(testString)), new_ssl_key: pieces };
 }
 
-describe('hsc1 handshake', () => {
+describeOnEachEngine('hsc1 handshake', (engine) => {
   test('client and agent agree: C2 verifies, sealed envelopes flow both ways', async () => {
     const hs = await startClientHandshake(clientOpts);
     assert.equal(hs.c1Args.channel, 'hsc1');
@@ -90,7 +91,7 @@ describe('hsc1 handshake', () => {
     const loaded = await hostKeyFromPem(host.privatePkcs8Pem);
     assert.equal(loaded.publicRaw, host.publicRaw);
     assert.equal(loaded.fingerprint, host.fingerprint);
-    assert.equal(loaded.privateKey.extractable, false);
+    assert.equal(loaded.privateKey.engine, engine, 'a key of the engine in use');
     const raw = Buffer.from(host.publicRaw, 'base64');
     assert.equal(host.fingerprint, `SHA256:${createHash('sha256').update(raw).digest('base64url')}`);
     await assert.rejects(hostKeyFromPem(host.privatePkcs8Pem, mitmHost.publicRaw), /does not belong/);
@@ -100,6 +101,23 @@ describe('hsc1 handshake', () => {
       const done = await hs.finish(agent.a1Args, { pinnedHostKey: host.publicRaw });
       assert.equal(await agent.verifyC2(done.c2Args), true);
     }
+  });
+
+  test('a client holding its key as WebCrypto keys (as a browser does) completes the handshake', async () => {
+    const der = createPrivateKey(client.privateKey).export({ type: 'pkcs8', format: 'der' });
+    const clientKeys = {
+      decrypt: await crypto.subtle.importKey('pkcs8', der, { name: 'RSA-OAEP', hash: 'SHA-256' }, false, ['decrypt']),
+      sign: await crypto.subtle.importKey('pkcs8', der, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign']),
+    };
+    const hs = await startClientHandshake({ clientKeys, clientSpkiPem: client.publicKey });
+    const agent = await answerClientHandshake(agentOpts(hs.c1Args));
+    const done = await hs.finish(agent.a1Args, { pinnedHostKey: host.publicRaw });
+    assert.equal(await agent.verifyC2(done.c2Args), true);
+    // Each key does the one thing it was made for: swapped, the handshake never completes.
+    await assert.rejects(async () => {
+      const swapped = await startClientHandshake({ clientKeys: { decrypt: clientKeys.sign, sign: clientKeys.decrypt }, clientSpkiPem: client.publicKey });
+      await swapped.finish((await answerClientHandshake(agentOpts(swapped.c1Args))).a1Args);
+    });
   });
 
   test('finish is single use', async () => {
@@ -122,7 +140,7 @@ describe('hsc1 handshake', () => {
   });
 });
 
-describe('the bridge as attacker: C1', () => {
+describeOnEachEngine('the bridge as attacker: C1', () => {
   test('a C1 without channel:"hsc1" (the original unprotected form) is refused: downgrade', async () => {
     const hs = await startClientHandshake(clientOpts);
     await rejectsWith(answerClientHandshake(agentOpts({ action: 'auth_ssl', md5_key: hs.c1Args.md5_key })), 'downgrade');
@@ -152,7 +170,7 @@ describe('the bridge as attacker: C1', () => {
   });
 });
 
-describe('the bridge as attacker: A1', () => {
+describeOnEachEngine('the bridge as attacker: A1', () => {
   test('a bridge answering with its own X25519 and host key: host-key-mismatch naming both fingerprints', async () => {
     const hs = await startClientHandshake(clientOpts);
     // The bridge knows the client's public key (it is registered there), so it can build a whole A1.
@@ -236,7 +254,7 @@ describe('the bridge as attacker: A1', () => {
   });
 });
 
-describe('the bridge as attacker: C2 and after', () => {
+describeOnEachEngine('the bridge as attacker: C2 and after', () => {
   test('a C2 signed by another RSA key, garbled, or from another handshake: verifyC2 is false', async () => {
     const hs = await startClientHandshake(clientOpts);
     const agent = await answerClientHandshake(agentOpts(hs.c1Args));

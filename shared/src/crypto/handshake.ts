@@ -27,7 +27,8 @@ import {
   KeyFormatError,
   md5Key,
 } from './keys.ts';
-import { concatBytes, constantTimeEqual, fromBase64, isBase64, randomBytes, subtle, toBase64, utf8Decode, utf8Encode, type CryptoKey } from './subtle.ts';
+import { primitives } from './primitives.ts';
+import { concatBytes, constantTimeEqual, fromBase64, isBase64, randomBytes, toBase64, utf8Decode, utf8Encode, type CryptoKey } from './subtle.ts';
 import {
   clientSignedMessage,
   deriveSessionSecrets,
@@ -169,7 +170,7 @@ export async function startClientHandshake(options: ClientHandshakeOptions): Pro
   const md5 = await keysOrReason('unsupported-key', async () => md5Key(options.clientSpkiPem));
   const { clientKeys, clientKeyPem } = options;
   const [decryptKey, signKey] = clientKeys
-    ? [clientKeys.decrypt, clientKeys.sign]
+    ? [primitives().adoptCryptoKey(clientKeys.decrypt), primitives().adoptCryptoKey(clientKeys.sign)]
     : await keysOrReason('unsupported-key', () => {
         if (clientKeyPem === undefined) throw new KeyFormatError('the client handshake needs clientKeyPem or clientKeys');
         return Promise.all([importRsaOaepPrivateKey(clientKeyPem), importRsaSigningKey(clientKeyPem)]);
@@ -189,7 +190,7 @@ export async function startClientHandshake(options: ClientHandshakeOptions): Pro
 
   const decrypt = async (b64: string, what: string): Promise<Uint8Array> => {
     try {
-      return new Uint8Array(await subtle().decrypt({ name: 'RSA-OAEP' }, decryptKey, fromBase64(b64)));
+      return await primitives().rsaOaepDecrypt(decryptKey, fromBase64(b64));
     } catch (cause) {
       throw new HandshakeError('bad-reply', `A1 ${what} does not decrypt with the client key (not an hsc1 agent, or altered)`, { cause });
     }
@@ -202,7 +203,7 @@ export async function startClientHandshake(options: ClientHandshakeOptions): Pro
     const { test_string: encTest, new_ssl_key: pieces } = a1Args;
     if (!isBase64(encTest) || encTest.length > MAX_RSA_B64) throw new HandshakeError('bad-reply', 'A1 test_string is missing or not base64');
     if (!isPieceList(pieces)) throw new HandshakeError('bad-reply', 'A1 new_ssl_key is not a short array of base64 pieces');
-    // RSA private operations dominate the handshake; run them side by side (WebCrypto uses a thread pool).
+    // RSA private operations dominate the handshake; side by side where the engine has a thread pool (WebCrypto).
     const [testBytes, ...chunks] = await Promise.all([decrypt(encTest, 'test_string'), ...pieces.map((p, i) => decrypt(p, `new_ssl_key[${i}]`))]);
     const testString = utf8DecodeOr(testBytes ?? new Uint8Array(0), 'test_string');
     if (!TEST_STRING_PATTERN.test(testString)) throw new HandshakeError('bad-reply', 'A1 test_string is not 32 letters and digits');
@@ -224,7 +225,7 @@ export async function startClientHandshake(options: ClientHandshakeOptions): Pro
     const transcript = await transcriptHash({ md5Key: md5, clientEph: ephemeral.publicRaw, clientNonce, agentEph, agentNonce, hostKey }, version);
     let signatureOk = false;
     try {
-      signatureOk = await subtle().verify({ name: 'Ed25519' }, await importEd25519PublicKey(hostKey), hostSig, hostSignedMessage(transcript, version));
+      signatureOk = await primitives().ed25519Verify(await importEd25519PublicKey(hostKey), hostSig, hostSignedMessage(transcript, version));
     } catch {
       signatureOk = false;
     }
@@ -259,7 +260,7 @@ export async function startClientHandshake(options: ClientHandshakeOptions): Pro
     const secrets = await deriveSessionSecrets(shared, transcript, version);
     shared.fill(0);
     const channel = await channelFrom('client', secrets, version);
-    const signature = new Uint8Array(await subtle().sign({ name: 'RSASSA-PKCS1-v1_5' }, signKey, clientSignedMessage(transcript, testString, version)));
+    const signature = await primitives().rsaSign(signKey, clientSignedMessage(transcript, testString, version));
     const c2Args: C2Args = { signature: toBase64(signature), ...(offered.length > 0 ? { offered } : {}) };
     return { channel, hostKey: toBase64(hostKey), hostKeyFingerprint: presented, testString, c2Args, resumptionSecret: secrets.resumption };
   }
@@ -338,7 +339,7 @@ export async function answerClientHandshake(options: AgentHandshakeOptions): Pro
   const [encryptKey, verifyKey] = await keysOrReason('unsupported-key', () =>
     Promise.all([importRsaOaepPublicKey(options.clientSpkiPem), importRsaVerifyKey(options.clientSpkiPem)]),
   );
-  const bits = encryptKey.algorithm.modulusLength ?? 0;
+  const bits = primitives().rsaModulusBits(encryptKey);
   if (bits < 2048) throw new HandshakeError('unsupported-key', `the client key has ${bits} bits; the channel needs RSA of at least 2048`);
 
   // A broken host key is the agent's own configuration problem: its KeyFormatError propagates as is.
@@ -360,7 +361,7 @@ export async function answerClientHandshake(options: AgentHandshakeOptions): Pro
     throw new HandshakeError('bad-request', 'C1 client_eph is not a usable X25519 key', { cause });
   }
   const transcript = await transcriptHash({ md5Key: md5, clientEph, clientNonce, agentEph: ephemeral.publicRaw, agentNonce, hostKey }, version);
-  const hostSig = new Uint8Array(await subtle().sign({ name: 'Ed25519' }, host.privateKey, hostSignedMessage(transcript, version)));
+  const hostSig = await primitives().ed25519Sign(host.privateKey, hostSignedMessage(transcript, version));
   const secrets = await deriveSessionSecrets(shared, transcript, version);
   shared.fill(0);
   const channel = await channelFrom('agent', secrets, version);
@@ -374,7 +375,7 @@ export async function answerClientHandshake(options: AgentHandshakeOptions): Pro
       host_sig: toBase64(hostSig),
     }),
   );
-  const encrypt = async (bytes: Uint8Array) => toBase64(new Uint8Array(await subtle().encrypt({ name: 'RSA-OAEP' }, encryptKey, bytes)));
+  const encrypt = async (bytes: Uint8Array) => toBase64(await primitives().rsaOaepEncrypt(encryptKey, bytes));
   const chunks: Uint8Array[] = [];
   for (let i = 0; i < body.length; i += PIECE_BYTES) chunks.push(body.subarray(i, i + PIECE_BYTES));
   const [encTest, ...pieces] = await Promise.all([encrypt(utf8Encode(testString)), ...chunks.map(encrypt)]);
@@ -388,7 +389,7 @@ export async function answerClientHandshake(options: AgentHandshakeOptions): Pro
       throw new HandshakeError('downgrade', `the client offered ${claimed.join(', ')} but C1 arrived without it: the offer was stripped on the way`);
     }
     try {
-      return await subtle().verify({ name: 'RSASSA-PKCS1-v1_5' }, verifyKey, fromBase64(c2Args.signature), signed);
+      return await primitives().rsaVerify(verifyKey, fromBase64(c2Args.signature), signed);
     } catch {
       return false;
     }

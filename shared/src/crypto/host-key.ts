@@ -3,11 +3,12 @@
  * agent's bridge sign-in, each under its own label (signed-messages.ts, transcript.ts).
  */
 import { ed25519PublicRawFromPkcs8, hostKeyFingerprint, importEd25519PrivateKey, KeyFormatError, pemEncode } from './keys.ts';
-import { subtle, toBase64, type CryptoKey } from './subtle.ts';
+import { primitives, type EngineKey } from './primitives.ts';
+import { toBase64 } from './subtle.ts';
 
 export interface HostKey {
-  /** Non-extractable Ed25519 signing key. */
-  privateKey: CryptoKey;
+  /** The Ed25519 signing key, for signing only (primitives.ts). */
+  privateKey: EngineKey;
   /** The raw 32-byte public key, base64 (what `identify` reports as `host_key`). */
   publicRaw: string;
   /** `SHA256:<base64url>` of the raw public key. */
@@ -16,9 +17,7 @@ export interface HostKey {
 
 /** A new Ed25519 host key, for `<data>/host-key.pem` (PKCS#8). */
 export async function generateHostKey(): Promise<{ privatePkcs8Pem: string; publicRaw: string; fingerprint: string }> {
-  const pair = await subtle().generateKey({ name: 'Ed25519' }, true, ['sign', 'verify']);
-  const pkcs8 = new Uint8Array(await subtle().exportKey('pkcs8', pair.privateKey));
-  const raw = new Uint8Array(await subtle().exportKey('raw', pair.publicKey));
+  const { pkcs8, publicRaw: raw } = await primitives().generateEd25519();
   return { privatePkcs8Pem: pemEncode(pkcs8, 'PRIVATE KEY'), publicRaw: toBase64(raw), fingerprint: await hostKeyFingerprint(raw) };
 }
 

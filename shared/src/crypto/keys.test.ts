@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, privateDecrypt, publicEncrypt, constants, X509Certificate } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
+import { describeOnEachEngine } from './engines.test-support.ts';
+import { primitives } from './primitives.ts';
 import forge from 'node-forge';
 import {
   ed25519PublicRawFromPkcs8,
@@ -21,7 +23,7 @@ import {
   spkiPemFromCertificatePem,
   spkiPemFromDer,
 } from './keys.ts';
-import { constantTimeEqual, fromBase64, fromBase64Loose, fromBase64Url, randomBytes, subtle, toBase64, toBase64Url } from './subtle.ts';
+import { constantTimeEqual, fromBase64, fromBase64Loose, fromBase64Url, randomBytes, toBase64, toBase64Url } from './subtle.ts';
 
 const nodeMd5Key = (pem: string) =>
   createHash('md5')
@@ -104,7 +106,7 @@ describe('certificates', () => {
   });
 });
 
-describe('host key fingerprint', () => {
+describeOnEachEngine('host key fingerprint', () => {
   test('is SHA256: + base64url(SHA-256(raw public key)) and matches the JWK x of the private key', async () => {
     const raw = Buffer.from(createPublicKey(ed.publicKey).export({ format: 'jwk' }).x ?? '', 'base64url');
     const expected = `SHA256:${createHash('sha256').update(raw).digest('base64url')}`;
@@ -115,23 +117,30 @@ describe('host key fingerprint', () => {
   });
 });
 
-describe('RSA imports', () => {
+describeOnEachEngine('RSA imports', () => {
   test('OAEP-SHA256 interoperates with node:crypto, PKCS#8 and PKCS#1 private keys alike', async () => {
     const pub = await importRsaOaepPublicKey(rsa.publicKey);
-    assert.equal(pub.extractable, false);
-    const ct = new Uint8Array(await subtle().encrypt({ name: 'RSA-OAEP' }, pub, new TextEncoder().encode('hello')));
+    assert.equal(primitives().rsaModulusBits(pub), 2048);
+    await assert.rejects(primitives().rsaVerify(pub, new Uint8Array(256), new Uint8Array(1)), 'an encryption key does not verify');
+    const ct = await primitives().rsaOaepEncrypt(pub, new TextEncoder().encode('hello'));
     const plain = privateDecrypt({ key: rsa.privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, ct);
     assert.equal(plain.toString(), 'hello');
     const pkcs1 = createPrivateKey(rsa.privateKey).export({ type: 'pkcs1', format: 'pem' }).toString();
     assert.equal(keyAlgorithmOf(pkcs8DerFromPem(pkcs1)), 'rsa');
     const priv = await importRsaOaepPrivateKey(pkcs1);
     const nodeCt = publicEncrypt({ key: rsa.publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, Buffer.from('world'));
-    assert.equal(Buffer.from(await subtle().decrypt({ name: 'RSA-OAEP' }, priv, nodeCt)).toString(), 'world');
+    assert.equal(Buffer.from(await primitives().rsaOaepDecrypt(priv, nodeCt)).toString(), 'world');
+    await assert.rejects(primitives().rsaSign(priv, new Uint8Array(1)), 'a decryption key does not sign');
   });
 
   test('an Ed25519 key is refused where RSA is needed', async () => {
     await assert.rejects(importRsaOaepPublicKey(ed.publicKey), KeyFormatError);
     await assert.rejects(importRsaOaepPrivateKey(ed.privateKey), KeyFormatError);
+  });
+
+  test('a broken Ed25519 private key is refused with KeyFormatError', async () => {
+    const der = pkcs8DerFromPem(ed.privateKey);
+    await assert.rejects(ed25519PublicRawFromPkcs8(der.subarray(0, der.length - 1)), KeyFormatError);
   });
 });
 

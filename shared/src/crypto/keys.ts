@@ -9,7 +9,8 @@
  * one in the certificate (a parse-and-re-encode round trip could normalise it).
  */
 import md5 from 'node-forge/lib/md5.js';
-import { fromBase64, fromBase64Url, sha256, subtle, toBase64, toBase64Url, type Bytes, type CryptoKey } from './subtle.ts';
+import { primitives, sha256, type EngineKey } from './primitives.ts';
+import { fromBase64, toBase64, toBase64Url, type Bytes } from './subtle.ts';
 
 export class KeyFormatError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -230,11 +231,11 @@ export async function hostKeyFingerprint(publicRaw: Uint8Array | string): Promis
   return `SHA256:${toBase64Url(await sha256(raw))}`;
 }
 
-// ---- WebCrypto imports ----
-// Every key is imported non-extractable and for one use: a key that can only do what it is for
-// cannot be misused by a later bug (e.g. an OAEP key used to sign).
+// ---- key imports ----
+// Every key is imported for one use (primitives.ts): a key that can only do what it is for cannot be
+// misused by a later bug (e.g. an OAEP key used to sign).
 
-async function importOrThrow(what: string, run: () => Promise<CryptoKey>): Promise<CryptoKey> {
+async function importOrThrow(what: string, run: () => Promise<EngineKey>): Promise<EngineKey> {
   try {
     return await run();
   } catch (cause) {
@@ -256,56 +257,51 @@ function rsaPkcs8(privatePem: string): Bytes {
 }
 
 /** RSA-OAEP (SHA-256) public key, to encrypt the A1 secrets to a client. */
-export function importRsaOaepPublicKey(publicPem: string): Promise<CryptoKey> {
-  return importOrThrow('RSA-OAEP public key', () => subtle().importKey('spki', rsaSpki(publicPem), { name: 'RSA-OAEP', hash: 'SHA-256' }, false, ['encrypt']));
+export function importRsaOaepPublicKey(publicPem: string): Promise<EngineKey> {
+  return importOrThrow('RSA-OAEP public key', () => primitives().importRsaPublic(rsaSpki(publicPem), 'encrypt'));
 }
 
 /** RSA-OAEP (SHA-256) private key, for the client to open A1. */
-export function importRsaOaepPrivateKey(privatePem: string): Promise<CryptoKey> {
-  return importOrThrow('RSA-OAEP private key', () =>
-    subtle().importKey('pkcs8', rsaPkcs8(privatePem), { name: 'RSA-OAEP', hash: 'SHA-256' }, false, ['decrypt']),
-  );
+export function importRsaOaepPrivateKey(privatePem: string): Promise<EngineKey> {
+  return importOrThrow('RSA-OAEP private key', () => primitives().importRsaPrivate(rsaPkcs8(privatePem), 'decrypt'));
 }
 
 /** RSASSA-PKCS1-v1_5 (SHA-256) private key, for the client to sign C2. */
-export function importRsaSigningKey(privatePem: string): Promise<CryptoKey> {
-  return importOrThrow('RSA signing key', () =>
-    subtle().importKey('pkcs8', rsaPkcs8(privatePem), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign']),
-  );
+export function importRsaSigningKey(privatePem: string): Promise<EngineKey> {
+  return importOrThrow('RSA signing key', () => primitives().importRsaPrivate(rsaPkcs8(privatePem), 'sign'));
 }
 
 /** RSASSA-PKCS1-v1_5 (SHA-256) public key, for the agent to verify C2. */
-export function importRsaVerifyKey(publicPem: string): Promise<CryptoKey> {
-  return importOrThrow('RSA verify key', () =>
-    subtle().importKey('spki', rsaSpki(publicPem), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['verify']),
-  );
+export function importRsaVerifyKey(publicPem: string): Promise<EngineKey> {
+  return importOrThrow('RSA verify key', () => primitives().importRsaPublic(rsaSpki(publicPem), 'verify'));
 }
 
-/** Ed25519 private key from PKCS#8 (PEM or DER). Extractable only when the caller must read `x`. */
-export function importEd25519PrivateKey(pkcs8: string | Uint8Array, extractable = false): Promise<CryptoKey> {
-  return importOrThrow('Ed25519 private key', () => {
-    const der = typeof pkcs8 === 'string' ? pkcs8DerFromPem(pkcs8) : pkcs8;
-    if (keyAlgorithmOf(der) !== 'ed25519') throw new KeyFormatError('not an Ed25519 private key');
-    return subtle().importKey('pkcs8', der, { name: 'Ed25519' }, extractable, ['sign']);
-  });
+function ed25519Pkcs8(pkcs8: string | Uint8Array): Uint8Array {
+  const der = typeof pkcs8 === 'string' ? pkcs8DerFromPem(pkcs8) : pkcs8;
+  if (keyAlgorithmOf(der) !== 'ed25519') throw new KeyFormatError('not an Ed25519 private key');
+  return der;
+}
+
+/** Ed25519 private key from PKCS#8 (PEM or DER), to sign. */
+export function importEd25519PrivateKey(pkcs8: string | Uint8Array): Promise<EngineKey> {
+  return importOrThrow('Ed25519 private key', async () => primitives().importEd25519Private(ed25519Pkcs8(pkcs8)));
 }
 
 /** Ed25519 public key from its raw 32 bytes, or from SPKI PEM. */
-export function importEd25519PublicKey(key: Uint8Array | string): Promise<CryptoKey> {
-  return importOrThrow('Ed25519 public key', () => {
+export function importEd25519PublicKey(key: Uint8Array | string): Promise<EngineKey> {
+  return importOrThrow('Ed25519 public key', async () => {
     const raw = typeof key === 'string' ? ed25519RawFromSpki(spkiDerFromPem(key)) : key;
     if (raw.length !== 32) throw new KeyFormatError('an Ed25519 public key is 32 bytes');
-    return subtle().importKey('raw', raw, { name: 'Ed25519' }, false, ['verify']);
+    return primitives().importEd25519Public(raw);
   });
 }
 
-/**
- * The raw public key that belongs to an Ed25519 PKCS#8 private key. PKCS#8 v1 (what Node and OpenSSL
- * write) does not carry it, and WebCrypto cannot derive it directly, but an exported JWK has it as `x`.
- */
+/** The raw public key that belongs to an Ed25519 PKCS#8 private key (PKCS#8 v1, what Node and OpenSSL write, does not carry it). */
 export async function ed25519PublicRawFromPkcs8(pkcs8: string | Uint8Array): Promise<Uint8Array> {
-  const key = await importEd25519PrivateKey(pkcs8, true);
-  const jwk = await subtle().exportKey('jwk', key);
-  if (typeof jwk.x !== 'string') throw new KeyFormatError('the runtime did not export the Ed25519 public key');
-  return fromBase64Url(jwk.x);
+  try {
+    return await primitives().ed25519PublicRawFromPkcs8(ed25519Pkcs8(pkcs8));
+  } catch (cause) {
+    if (cause instanceof KeyFormatError) throw cause;
+    throw new KeyFormatError(`cannot read the Ed25519 private key: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
 }

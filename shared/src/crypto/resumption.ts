@@ -20,14 +20,15 @@
 import { channelFrom, fixedField, HandshakeError, isRecord, type HostKey } from './handshake.ts';
 import type { SecureChannel } from './channel.ts';
 import { importEd25519PublicKey } from './keys.ts';
-import { concatBytes, constantTimeEqual, fromBase64, isBase64, randomBytes, sha256, subtle, toBase64, utf8Encode } from './subtle.ts';
+import { primitives, sha256 } from './primitives.ts';
+import { concatBytes, constantTimeEqual, fromBase64, isBase64, randomBytes, toBase64, utf8Encode } from './subtle.ts';
 import { generateEphemeral, HSC1_VERSION, HSC2_VERSION, HSC3_VERSION, LABEL_RESUME_HOST_SIG, SIZES, x25519, type ChannelVersion } from './transcript.ts';
 
 export const RESUMPTION_VERSION = 'hsr1';
 export const LABEL_RESUME_TRANSCRIPT = 'hostadm-hsr1';
 /**
  * The one HKDF expansion of a resumption, cut at fixed offsets into its six outputs. One labelled
- * expansion instead of six: each WebCrypto call costs ~20–40 µs of thread-pool overhead, and the
+ * expansion instead of six: each call of Node's WebCrypto costs ~20–40 µs of thread-pool overhead, and the
  * resumption's target is 1 ms for both sides together.
  */
 export const INFO_RESUME_KEYS = 'hostadm-hsr1 keys';
@@ -224,13 +225,11 @@ interface ResumedSecrets {
 }
 
 async function deriveResumed(shared: Uint8Array, resumptionSecret: Uint8Array, transcript: Uint8Array): Promise<ResumedSecrets> {
-  const ikmBytes = concatBytes(shared, resumptionSecret);
-  const ikm = await subtle().importKey('raw', ikmBytes, { name: 'HKDF' }, false, ['deriveBits']);
-  ikmBytes.fill(0);
+  const ikm = concatBytes(shared, resumptionSecret);
   const total = KEY_BLOCK.reduce((sum, [, bytes]) => sum + bytes, 0);
-  const block = new Uint8Array(
-    await subtle().deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: transcript, info: utf8Encode(INFO_RESUME_KEYS) }, ikm, total * 8),
-  );
+  const [block] = await primitives().hkdfSha256(ikm, transcript, [{ info: utf8Encode(INFO_RESUME_KEYS), length: total }]);
+  ikm.fill(0);
+  if (block?.length !== total) throw new Error('HKDF returned fewer bytes than asked for');
   const out = {} as ResumedSecrets;
   let offset = 0;
   for (const [name, bytes] of KEY_BLOCK) {
@@ -289,7 +288,7 @@ export async function startClientResumption(ticket: ClientTicket): Promise<Clien
     });
     let signatureOk = false;
     try {
-      signatureOk = await subtle().verify({ name: 'Ed25519' }, await importEd25519PublicKey(hostKey), hostSig, hostSignedResume(transcript));
+      signatureOk = await primitives().ed25519Verify(await importEd25519PublicKey(hostKey), hostSig, hostSignedResume(transcript));
     } catch {
       signatureOk = false;
     }
@@ -354,7 +353,7 @@ export async function answerResumption(options: { r1Args: unknown; state: Ticket
     agentNonce,
   });
   const [hostSig, secrets] = await Promise.all([
-    subtle().sign({ name: 'Ed25519' }, hostKey.privateKey, hostSignedResume(transcript)),
+    primitives().ed25519Sign(hostKey.privateKey, hostSignedResume(transcript)),
     deriveResumed(shared, state.secret, transcript),
   ]);
   shared.fill(0);
@@ -366,7 +365,7 @@ export async function answerResumption(options: { r1Args: unknown; state: Ticket
       v: RESUMPTION_VERSION,
       agent_eph: toBase64(ephemeral.publicRaw),
       agent_nonce: toBase64(agentNonce),
-      host_sig: toBase64(new Uint8Array(hostSig)),
+      host_sig: toBase64(hostSig),
       confirm: toBase64(secrets.agentConfirm),
     },
     channel,

@@ -8,6 +8,8 @@
  * app compiles this code next to those.
  */
 
+import { nodeCrypto } from './engines/node/node-crypto.ts';
+
 export type Bytes = Uint8Array;
 
 export type KeyUsage = 'encrypt' | 'decrypt' | 'sign' | 'verify' | 'deriveBits';
@@ -33,7 +35,7 @@ export interface OkpJwk {
 }
 
 export type RsaHashedAlgorithm = { name: 'RSA-OAEP' | 'RSASSA-PKCS1-v1_5'; hash: 'SHA-256' };
-export type ImportAlgorithm = { name: 'AES-GCM' | 'HKDF' | 'X25519' | 'Ed25519' } | RsaHashedAlgorithm;
+export type ImportAlgorithm = { name: 'AES-GCM' | 'HKDF' | 'X25519' | 'Ed25519' } | RsaHashedAlgorithm | { name: 'HMAC'; hash: 'SHA-256' };
 export type AesGcmParams = { name: 'AES-GCM'; iv: Bytes; additionalData: Bytes; tagLength: 128 };
 export type HkdfParams = { name: 'HKDF'; hash: 'SHA-256'; salt: Bytes; info: Bytes };
 export type X25519Params = { name: 'X25519'; public: CryptoKey };
@@ -46,8 +48,8 @@ export interface SubtleCrypto {
   generateKey(algorithm: { name: 'X25519' | 'Ed25519' }, extractable: boolean, usages: KeyUsage[]): Promise<CryptoKeyPair>;
   encrypt(algorithm: AesGcmParams | { name: 'RSA-OAEP' }, key: CryptoKey, data: Bytes): Promise<ArrayBuffer>;
   decrypt(algorithm: AesGcmParams | { name: 'RSA-OAEP' }, key: CryptoKey, data: Bytes): Promise<ArrayBuffer>;
-  sign(algorithm: { name: 'Ed25519' | 'RSASSA-PKCS1-v1_5' }, key: CryptoKey, data: Bytes): Promise<ArrayBuffer>;
-  verify(algorithm: { name: 'Ed25519' | 'RSASSA-PKCS1-v1_5' }, key: CryptoKey, signature: Bytes, data: Bytes): Promise<boolean>;
+  sign(algorithm: { name: 'Ed25519' | 'RSASSA-PKCS1-v1_5' | 'HMAC' }, key: CryptoKey, data: Bytes): Promise<ArrayBuffer>;
+  verify(algorithm: { name: 'Ed25519' | 'RSASSA-PKCS1-v1_5' | 'HMAC' }, key: CryptoKey, signature: Bytes, data: Bytes): Promise<boolean>;
   deriveBits(algorithm: HkdfParams | X25519Params, baseKey: CryptoKey, length: number): Promise<ArrayBuffer>;
 }
 
@@ -111,6 +113,9 @@ export function subtle(): SubtleCrypto {
 
 export function randomBytes(length: number): Uint8Array {
   const out = new Uint8Array(length);
+  // On Node, reaching `globalThis.crypto` at all loads Node's WebCrypto modules (a cold CLI call pays that).
+  const node = nodeCrypto();
+  if (node) return node.randomFillSync(out);
   // getRandomValues refuses more than 65536 bytes per call.
   for (let i = 0; i < length; i += 65536) webCrypto().getRandomValues(out.subarray(i, Math.min(length, i + 65536)));
   return out;
@@ -286,8 +291,4 @@ export function fromHex(hex: string): Uint8Array {
   const out = new Uint8Array(hex.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
   return out;
-}
-
-export async function sha256(data: Uint8Array): Promise<Uint8Array> {
-  return new Uint8Array(await subtle().digest('SHA-256', data));
 }

@@ -2,8 +2,8 @@
  * The hsc1 building blocks of docs/bridge-protocol.md §3, kept apart from the message flow in
  * handshake.ts so that the test vectors (vectors.test.ts) exercise exactly the code the handshake runs.
  */
-import { curve25519PrivatePkcs8 } from './keys.ts';
-import { concatBytes, randomBytes, sha256, subtle, utf8Encode, type CryptoKey } from './subtle.ts';
+import { primitives, sha256, type EngineKey } from './primitives.ts';
+import { concatBytes, randomBytes, utf8Encode } from './subtle.ts';
 
 export const HSC1_VERSION = 'hsc1';
 export const LABEL_TRANSCRIPT = 'hostadm-hsc1';
@@ -139,50 +139,42 @@ export async function deriveSessionSecrets(
   version: ChannelVersion = HSC1_VERSION,
 ): Promise<SessionSecrets & { resumption: Uint8Array }> {
   const labels = LABELS[version];
-  const ikm = await subtle().importKey('raw', shared, { name: 'HKDF' }, false, ['deriveBits']);
-  const derive = async (info: string, bytes: number) =>
-    new Uint8Array(await subtle().deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: transcript, info: utf8Encode(info) }, ikm, bytes * 8));
-  const [kC2a, kA2c, sid, resumption] = await Promise.all([
-    derive(labels.c2a, SIZES.key),
-    derive(labels.a2c, SIZES.key),
-    derive(labels.sid, SIZES.sid),
-    derive(labels.resumption, SIZES.key),
+  const [kC2a, kA2c, sid, resumption] = await primitives().hkdfSha256(shared, transcript, [
+    { info: utf8Encode(labels.c2a), length: SIZES.key },
+    { info: utf8Encode(labels.a2c), length: SIZES.key },
+    { info: utf8Encode(labels.sid), length: SIZES.sid },
+    { info: utf8Encode(labels.resumption), length: SIZES.key },
   ]);
+  if (!kC2a || !kA2c || !sid || !resumption) throw new Error('HKDF returned fewer outputs than asked for');
   return { kC2a, kA2c, sid, resumption };
 }
 
 // ---- X25519 ----
 
 export interface EphemeralKey {
-  /** Non-extractable: an ephemeral private key never leaves WebCrypto and is dropped after use. */
-  privateKey: CryptoKey;
+  /** Usable only for the agreement: an ephemeral private key never leaves its engine and is dropped after use. */
+  privateKey: EngineKey;
   publicRaw: Uint8Array;
 }
 
-export async function generateEphemeral(): Promise<EphemeralKey> {
-  const pair = await subtle().generateKey({ name: 'X25519' }, false, ['deriveBits']);
-  return { privateKey: pair.privateKey, publicRaw: new Uint8Array(await subtle().exportKey('raw', pair.publicKey)) };
+export function generateEphemeral(): Promise<EphemeralKey> {
+  return primitives().generateX25519();
 }
 
 /** For the test vectors only: an ephemeral key from fixed private bytes. */
-export async function ephemeralFromPrivateRaw(privateRaw: Uint8Array): Promise<EphemeralKey> {
-  const privateKey = await subtle().importKey('pkcs8', curve25519PrivatePkcs8(privateRaw, 'x25519'), { name: 'X25519' }, false, ['deriveBits']);
-  // WebCrypto cannot compute a public key from a private one; the public key is X25519(priv, 9).
-  const base = new Uint8Array(32);
-  base[0] = 9;
-  return { privateKey, publicRaw: await x25519(privateKey, base) };
+export function ephemeralFromPrivateRaw(privateRaw: Uint8Array): Promise<EphemeralKey> {
+  return primitives().x25519FromPrivateRaw(privateRaw);
 }
 
 /**
  * X25519 with the peer's raw public key. An all-zero result (a low-order peer key) is refused even if
  * the runtime returns it: RFC 7748 §6.1 says to check, and some implementations leave it to the caller.
  */
-export async function x25519(privateKey: CryptoKey, peerPublicRaw: Uint8Array): Promise<Uint8Array> {
+export async function x25519(privateKey: EngineKey, peerPublicRaw: Uint8Array): Promise<Uint8Array> {
   if (peerPublicRaw.length !== SIZES.eph) throw new RangeError('an X25519 public key is 32 bytes');
-  const peer = await subtle().importKey('raw', peerPublicRaw, { name: 'X25519' }, true, []);
   let shared: Uint8Array;
   try {
-    shared = new Uint8Array(await subtle().deriveBits({ name: 'X25519', public: peer }, privateKey, 256));
+    shared = await primitives().x25519(privateKey, peerPublicRaw);
   } catch (cause) {
     throw new RangeError('X25519 failed (low-order or invalid peer key)', { cause });
   }

@@ -1,14 +1,16 @@
 /**
- * What the hsc2 and hsc3 test vectors share (vectors-hsc2.test.ts, vectors-hsc3.test.ts): the inputs
- * of the hsc1 vectors, the handshake checked under a version's labels against the constants and
- * recomputed independently with node:crypto, a version's channels on both AES-GCM engines, and an
+ * What the hsc1, hsc2 and hsc3 test vectors share (vectors*.test.ts): the inputs of the hsc1 vectors,
+ * the handshake checked under a version's labels against the constants and recomputed independently
+ * with node:crypto, on both engines of primitives.ts, a version's channels on both AES-GCM engines, and an
  * independent sealer for a frame or record body. Test support only: nothing in the product imports it.
  */
 import assert from 'node:assert/strict';
 import { createCipheriv, createHash, createPrivateKey, hkdfSync, sign } from 'node:crypto';
 import { SecureChannel } from './channel.ts';
-import { curve25519PrivatePkcs8, ed25519PublicRawFromPkcs8, importEd25519PrivateKey } from './keys.ts';
-import { fromHex, subtle, toHex } from './subtle.ts';
+import { engineLabel, ENGINES, selectEngine } from './engines.test-support.ts';
+import { curve25519PrivatePkcs8, ed25519PublicRawFromPkcs8, hostKeyFingerprint, importEd25519PrivateKey, importEd25519PublicKey } from './keys.ts';
+import { primitives } from './primitives.ts';
+import { fromHex, toHex } from './subtle.ts';
 import {
   clientSignedMessage,
   deriveSessionSecrets,
@@ -31,8 +33,11 @@ export const HANDSHAKE_IN = {
 
 /** The handshake's outputs under one version's labels (hex). */
 export interface HandshakeVectors {
+  clientEph?: string;
+  agentEph?: string;
   shared: string;
   hostKey?: string;
+  hostKeyFingerprint?: string;
   transcript: string;
   hostSig: string;
   kC2a: string;
@@ -42,17 +47,35 @@ export interface HandshakeVectors {
 }
 
 /**
- * Checks every handshake output of `version` against `out` and against node:crypto's own recomputation;
- * `older` is a version whose transcript must differ (the labels keep versions apart).
+ * Checks every handshake output of `version` against `out` and against node:crypto's own recomputation,
+ * on each engine of primitives.ts; `older` is a version whose transcript must differ (the labels keep
+ * versions apart).
  */
 export async function checkHandshakeVectors(version: ChannelVersion, older: ChannelVersion, out: HandshakeVectors): Promise<void> {
+  for (const engine of ENGINES) {
+    const restore = selectEngine(engine);
+    try {
+      await checkOnEngine(version, older, out);
+    } catch (err) {
+      throw new Error(`${version} vectors on ${engineLabel(engine)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    } finally {
+      restore();
+    }
+  }
+}
+
+async function checkOnEngine(version: ChannelVersion, older: ChannelVersion, out: HandshakeVectors): Promise<void> {
   const client = await ephemeralFromPrivateRaw(fromHex(HANDSHAKE_IN.clientEphPrivate));
   const agent = await ephemeralFromPrivateRaw(fromHex(HANDSHAKE_IN.agentEphPrivate));
+  if (out.clientEph) assert.equal(toHex(client.publicRaw), out.clientEph);
+  if (out.agentEph) assert.equal(toHex(agent.publicRaw), out.agentEph);
   const shared = await x25519(client.privateKey, agent.publicRaw);
   assert.equal(toHex(shared), out.shared);
+  assert.equal(toHex(await x25519(agent.privateKey, client.publicRaw)), out.shared);
   const hostPkcs8 = curve25519PrivatePkcs8(fromHex(HANDSHAKE_IN.hostKeySeed), 'ed25519');
   const hostKey = await ed25519PublicRawFromPkcs8(hostPkcs8);
   if (out.hostKey) assert.equal(toHex(hostKey), out.hostKey);
+  if (out.hostKeyFingerprint) assert.equal(await hostKeyFingerprint(hostKey), out.hostKeyFingerprint);
 
   const input = {
     md5Key: HANDSHAKE_IN.md5Key,
@@ -76,8 +99,10 @@ export async function checkHandshakeVectors(version: ChannelVersion, older: Chan
   assert.equal(independentT, out.transcript);
   assert.notEqual(toHex(await transcriptHash(input, older)), out.transcript, `${older} and ${version} never share a transcript`);
 
-  const hostSig = new Uint8Array(await subtle().sign({ name: 'Ed25519' }, await importEd25519PrivateKey(hostPkcs8), hostSignedMessage(T, version)));
+  // Ed25519 is deterministic, so the host signature is a vector too.
+  const hostSig = await primitives().ed25519Sign(await importEd25519PrivateKey(hostPkcs8), hostSignedMessage(T, version));
   assert.equal(toHex(hostSig), out.hostSig);
+  assert.equal(await primitives().ed25519Verify(await importEd25519PublicKey(hostKey), hostSig, hostSignedMessage(T, version)), true);
   const nodeKey = createPrivateKey({ key: Buffer.from(hostPkcs8), format: 'der', type: 'pkcs8' });
   assert.equal(sign(null, Buffer.concat([Buffer.from(`hostadm-${version} host`), fromHex(out.transcript)]), nodeKey).toString('hex'), out.hostSig);
 

@@ -5,23 +5,14 @@
  * Each output is checked twice: against the constant, and recomputed independently with node:crypto.
  */
 import assert from 'node:assert/strict';
-import { createCipheriv, createHash, createPrivateKey, hkdfSync, sign } from 'node:crypto';
+import { createCipheriv, createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { SecureChannel } from './channel.ts';
-import { curve25519PrivatePkcs8, ed25519PublicRawFromPkcs8, hostKeyFingerprint, importEd25519PrivateKey } from './keys.ts';
-import { fromHex, subtle, toHex } from './subtle.ts';
-import { clientSignedMessage, deriveSessionSecrets, ephemeralFromPrivateRaw, hostSignedMessage, transcriptHash, x25519 } from './transcript.ts';
+import { fromHex } from './subtle.ts';
+import { checkHandshakeVectors } from './vectors.test-support.ts';
 
-const range = (start: number, n: number) => Uint8Array.from({ length: n }, (_, i) => start + i);
-
+/** The handshake's inputs are HANDSHAKE_IN (vectors.test-support.ts, shared with hsc2 and hsc3); these are the frames'. */
 const IN = {
-  md5Key: 'AAECAwQFBgcICQoLDA0ODw==',
-  clientEphPrivate: '77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a',
-  agentEphPrivate: '5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb',
-  clientNonce: range(0x00, 32), // 00 01 … 1f
-  agentNonce: range(0x20, 32), // 20 21 … 3f
-  hostKeySeed: '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60',
-  testString: 'abcdefghijklmnopqrstuvwxyz012345',
   frames: [
     { dir: 'c2a', seq: 0, plain: '{"id":"1","name":"identify","namespace":"rpc","args":{}}' },
     { dir: 'c2a', seq: 1, plain: '{"id":"2","name":"query","namespace":"rpc","args":{}}' },
@@ -49,55 +40,10 @@ const OUT = {
 } as const;
 
 test('hsc1 test vectors', async () => {
-  const client = await ephemeralFromPrivateRaw(fromHex(IN.clientEphPrivate));
-  const agent = await ephemeralFromPrivateRaw(fromHex(IN.agentEphPrivate));
-  assert.equal(toHex(client.publicRaw), OUT.clientEph);
-  assert.equal(toHex(agent.publicRaw), OUT.agentEph);
-  const shared = await x25519(client.privateKey, agent.publicRaw);
-  assert.equal(toHex(shared), OUT.shared);
-  assert.equal(toHex(await x25519(agent.privateKey, client.publicRaw)), OUT.shared);
-
-  const hostPkcs8 = curve25519PrivatePkcs8(fromHex(IN.hostKeySeed), 'ed25519');
-  const hostKey = await ed25519PublicRawFromPkcs8(hostPkcs8);
-  assert.equal(toHex(hostKey), OUT.hostKey);
-  assert.equal(await hostKeyFingerprint(hostKey), OUT.hostKeyFingerprint);
-  assert.equal(`SHA256:${createHash('sha256').update(hostKey).digest('base64url')}`, OUT.hostKeyFingerprint);
-
-  const T = await transcriptHash({
-    md5Key: IN.md5Key,
-    clientEph: client.publicRaw,
-    clientNonce: IN.clientNonce,
-    agentEph: agent.publicRaw,
-    agentNonce: IN.agentNonce,
-    hostKey,
-  });
-  assert.equal(toHex(T), OUT.transcript);
-  const independentT = createHash('sha256')
-    .update('hostadm-hsc1')
-    .update(IN.md5Key)
-    .update(fromHex(OUT.clientEph))
-    .update(IN.clientNonce)
-    .update(fromHex(OUT.agentEph))
-    .update(IN.agentNonce)
-    .update(fromHex(OUT.hostKey))
-    .digest('hex');
-  assert.equal(independentT, OUT.transcript);
-
-  // Ed25519 is deterministic, so the host signature is a vector too.
-  const hostSig = new Uint8Array(await subtle().sign({ name: 'Ed25519' }, await importEd25519PrivateKey(hostPkcs8), hostSignedMessage(T)));
-  assert.equal(toHex(hostSig), OUT.hostSig);
-  const nodeKey = createPrivateKey({ key: Buffer.from(hostPkcs8), format: 'der', type: 'pkcs8' });
-  assert.equal(sign(null, Buffer.concat([Buffer.from('hostadm-hsc1 host'), fromHex(OUT.transcript)]), nodeKey).toString('hex'), OUT.hostSig);
-
-  const secrets = await deriveSessionSecrets(shared, T);
-  assert.equal(toHex(secrets.kC2a), OUT.kC2a);
-  assert.equal(toHex(secrets.kA2c), OUT.kA2c);
-  assert.equal(toHex(secrets.sid), OUT.sid);
-  const hkdf = (info: string, n: number) => Buffer.from(hkdfSync('sha256', fromHex(OUT.shared), fromHex(OUT.transcript), info, n)).toString('hex');
-  assert.deepEqual([hkdf('hostadm-hsc1 c2a', 32), hkdf('hostadm-hsc1 a2c', 32), hkdf('hostadm-hsc1 sid', 16)], [OUT.kC2a, OUT.kA2c, OUT.sid]);
-
-  // C2 uses RSASSA-PKCS1-v1_5, deterministic per key; the vector is the hash of the signed message.
-  assert.equal(createHash('sha256').update(clientSignedMessage(T, IN.testString)).digest('hex'), OUT.c2MessageSha256);
+  // X25519 public keys and secret, host key and fingerprint, transcript, host signature (Ed25519 is
+  // deterministic), the HKDF outputs and the C2 message: on each engine, and independently with node:crypto.
+  await checkHandshakeVectors('hsc1', 'hsc2', OUT);
+  assert.equal(`SHA256:${createHash('sha256').update(fromHex(OUT.hostKey)).digest('base64url')}`, OUT.hostKeyFingerprint);
 
   const copy = () => ({ kC2a: fromHex(OUT.kC2a), kA2c: fromHex(OUT.kA2c), sid: fromHex(OUT.sid) });
   // Each AES-GCM engine (aead.ts) seals the vectors byte for byte, and opens the other's frames.

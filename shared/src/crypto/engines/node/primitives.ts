@@ -1,0 +1,134 @@
+/**
+ * The handshake primitives on node:crypto (the port: ../../primitives.ts). Every operation runs on the
+ * calling thread and returns a settled promise: no thread-pool job, no WebCrypto module to load.
+ * KeyObjects carry no usage, so each key here remembers the one use it was made for and refuses others,
+ * as a WebCrypto key would.
+ */
+import type { EngineKey, HandshakePrimitives, KeyAgreementPair } from '../../primitives.ts';
+import { fromHex, type Bytes, type CryptoKey } from '../../subtle.ts';
+import type { NodeCrypto, NodeKeyObject } from './node-crypto.ts';
+
+type KeyUse = 'hmac' | 'x25519' | 'ed25519-sign' | 'ed25519-verify' | 'rsa-encrypt' | 'rsa-decrypt' | 'rsa-sign' | 'rsa-verify';
+
+class NodeEngineKey implements EngineKey {
+  readonly engine = 'node';
+  readonly key: NodeKeyObject;
+  readonly use: KeyUse;
+
+  constructor(key: NodeKeyObject, use: KeyUse) {
+    this.key = key;
+    this.use = use;
+  }
+}
+
+function keyFor(key: EngineKey, use: KeyUse): NodeKeyObject {
+  if (!(key instanceof NodeEngineKey)) throw new TypeError(`a ${key.engine} key was handed to the node:crypto engine`);
+  if (key.use !== use) throw new TypeError(`a key for ${key.use} was used for ${use}`);
+  return key.key;
+}
+
+/** RFC 8410 envelopes: the SubjectPublicKeyInfo and PKCS#8 headers of a raw 32-byte Curve25519 key. */
+const SPKI_HEAD = { x25519: fromHex('302a300506032b656e032100'), ed25519: fromHex('302a300506032b6570032100') } as const;
+const X25519_PKCS8_HEAD = fromHex('302e020100300506032b656e04220420');
+
+function withHead(head: Uint8Array, raw: Bytes): Uint8Array {
+  const out = new Uint8Array(head.length + raw.length);
+  out.set(head);
+  out.set(raw, head.length);
+  return out;
+}
+
+/** A plain Uint8Array over a Buffer's bytes (Buffer's slice() shares memory; callers expect a copy). */
+function plain(bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function publicRawOf(key: NodeKeyObject): Uint8Array {
+  return plain(key.export({ format: 'der', type: 'spki' })).slice(12);
+}
+
+/** Runs `compute` now; its result, or its throw, as a settled promise. */
+function settled<T>(compute: () => T): Promise<T> {
+  try {
+    return Promise.resolve(compute());
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+function createNodePrimitives(c: NodeCrypto): HandshakePrimitives {
+  const oaep = (key: NodeKeyObject) => ({ key, padding: c.constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' as const });
+  const pkcs1 = (key: NodeKeyObject) => ({ key, padding: c.constants.RSA_PKCS1_PADDING });
+  const pair = (privateKey: NodeKeyObject, publicKey: NodeKeyObject): KeyAgreementPair => ({
+    privateKey: new NodeEngineKey(privateKey, 'x25519'),
+    publicRaw: publicRawOf(publicKey),
+  });
+  const hmac = (key: EngineKey, data: Bytes) => plain(c.createHmac('sha256', keyFor(key, 'hmac')).update(data).digest());
+  const pkcs8Key = (pkcs8: Bytes) => c.createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
+  const spkiKey = (spki: Bytes) => c.createPublicKey({ key: spki, format: 'der', type: 'spki' });
+
+  return {
+    engine: 'node',
+    sha256: (data) => settled(() => plain(c.createHash('sha256').update(data).digest())),
+
+    importHmacKey: (raw) => settled(() => new NodeEngineKey(c.createSecretKey(raw), 'hmac')),
+    hmacSha256: (key, data) => settled(() => hmac(key, data)),
+    verifyHmacSha256: (key, mac, data) =>
+      settled(() => {
+        const expected = hmac(key, data);
+        return mac.length === expected.length && c.timingSafeEqual(expected, mac);
+      }),
+    hkdfSha256: (ikm, salt, outputs) => settled(() => outputs.map((o) => new Uint8Array(c.hkdfSync('sha256', ikm, salt, o.info, o.length)))),
+
+    generateX25519: () =>
+      settled(() => {
+        const { privateKey, publicKey } = c.generateKeyPairSync('x25519');
+        return pair(privateKey, publicKey);
+      }),
+    x25519FromPrivateRaw: (privateRaw) =>
+      settled(() => {
+        const privateKey = pkcs8Key(withHead(X25519_PKCS8_HEAD, privateRaw));
+        return pair(privateKey, c.createPublicKey(privateKey));
+      }),
+    x25519: (privateKey, peerPublicRaw) =>
+      settled(() => {
+        const publicKey = spkiKey(withHead(SPKI_HEAD.x25519, peerPublicRaw));
+        return plain(c.diffieHellman({ privateKey: keyFor(privateKey, 'x25519'), publicKey }));
+      }),
+
+    generateEd25519: () =>
+      settled(() => {
+        const { privateKey, publicKey } = c.generateKeyPairSync('ed25519');
+        return { pkcs8: plain(privateKey.export({ format: 'der', type: 'pkcs8' })), publicRaw: publicRawOf(publicKey) };
+      }),
+    importEd25519Private: (pkcs8) => settled(() => new NodeEngineKey(pkcs8Key(pkcs8), 'ed25519-sign')),
+    importEd25519Public: (raw) => settled(() => new NodeEngineKey(spkiKey(withHead(SPKI_HEAD.ed25519, raw)), 'ed25519-verify')),
+    ed25519PublicRawFromPkcs8: (pkcs8) => settled(() => publicRawOf(c.createPublicKey(pkcs8Key(pkcs8)))),
+    ed25519Sign: (key, data) => settled(() => plain(c.sign(null, data, keyFor(key, 'ed25519-sign')))),
+    ed25519Verify: (key, signature, data) => settled(() => c.verify(null, data, keyFor(key, 'ed25519-verify'), signature)),
+
+    importRsaPublic: (spki, use) => settled(() => new NodeEngineKey(spkiKey(spki), use === 'encrypt' ? 'rsa-encrypt' : 'rsa-verify')),
+    importRsaPrivate: (pkcs8, use) => settled(() => new NodeEngineKey(pkcs8Key(pkcs8), use === 'decrypt' ? 'rsa-decrypt' : 'rsa-sign')),
+    rsaModulusBits: (key) =>
+      keyFor(key, key instanceof NodeEngineKey && key.use === 'rsa-verify' ? 'rsa-verify' : 'rsa-encrypt').asymmetricKeyDetails?.modulusLength ?? 0,
+    rsaOaepEncrypt: (key, data) => settled(() => plain(c.publicEncrypt(oaep(keyFor(key, 'rsa-encrypt')), data))),
+    rsaOaepDecrypt: (key, data) => settled(() => plain(c.privateDecrypt(oaep(keyFor(key, 'rsa-decrypt')), data))),
+    rsaSign: (key, data) => settled(() => plain(c.sign('sha256', data, pkcs1(keyFor(key, 'rsa-sign'))))),
+    rsaVerify: (key, signature, data) => settled(() => c.verify('sha256', data, pkcs1(keyFor(key, 'rsa-verify')), signature)),
+
+    adoptCryptoKey(key: CryptoKey): EngineKey {
+      const name = key.algorithm.name;
+      const use: KeyUse | null =
+        name === 'RSA-OAEP' && key.usages.includes('decrypt') ? 'rsa-decrypt' : name === 'RSASSA-PKCS1-v1_5' && key.usages.includes('sign') ? 'rsa-sign' : null;
+      if (!use) throw new TypeError(`a WebCrypto ${name} key with usages ${key.usages.join(', ')} is not a client key this engine takes`);
+      return new NodeEngineKey(c.KeyObject.from(key), use);
+    },
+  };
+}
+
+let engine: { c: NodeCrypto; primitives: HandshakePrimitives } | undefined;
+
+export function nodePrimitives(c: NodeCrypto): HandshakePrimitives {
+  if (engine?.c !== c) engine = { c, primitives: createNodePrimitives(c) };
+  return engine.primitives;
+}
