@@ -143,10 +143,7 @@ export class Relay implements ApiHost {
     }
   }
 
-  /**
-   * A socket was accepted in `room` (rooms.ts): the bridge greets it with its sign-in test string
-   * (docs/bridge-protocol.md §2.3: stage 2 may be its first call), then asks it to identify itself.
-   */
+  /** A socket was accepted in `room` (rooms.ts): greeted with its sign-in test string (§2.3), asked to identify. */
   open(socket: PeerSocket, address: string, room: RoomName = SHARED_ROOM): Peer {
     const now = this.clock.now();
     const peer = new Peer(socket, address, now, room);

@@ -49,10 +49,7 @@ export interface BridgeSessionOptions {
 export type BridgeSessionState = 'connecting' | 'identifying' | 'enrolling' | 'signing-in' | 'listing' | 'ready' | 'closed';
 
 const OPEN = 1;
-/**
- * A greeting's test string is used only this long after it came (the bridge keeps it 30 s): a session
- * whose enrollment took longer asks for a fresh one rather than spend a kept ticket on a stale one.
- */
+/** A greeting's test string is used this long after it came (the bridge keeps it 30 s); later, stage 1. */
 const GREETING_USE_MS = 20_000;
 /** Closing waits this long for the bridge's close frame, then drops the socket (Node's ws waits ~10 s). */
 const CLOSE_GRACE_MS = 1000;
@@ -249,8 +246,7 @@ export class BridgeSession {
       return;
     }
     if (env.name === 'event') {
-      // The greeting comes before identify, in the handshake's flight: taken only then. A bridge that
-      // sends none (an older one) is signed in with stage 1, nothing waited for.
+      // The greeting comes before identify and is taken only then; without one (an older bridge), stage 1.
       const testString = greetingChallengeOf(env);
       if (testString === null) return this.onEvent(env.args);
       if (this.state === 'identifying' || this.state === 'connecting') this.greeting = { testString, at: Date.now() };
