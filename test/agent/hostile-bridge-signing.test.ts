@@ -38,10 +38,15 @@ interface SignInAttempt {
   signature?: Buffer;
   /** The close code, if the agent hung up instead. */
   closeCode?: number;
+  /** Whether the agent asked for a test string (stage 1). */
+  askedStage1?: boolean;
 }
 
-/** A bridge of the attacker's own: answers identify, then offers each test string in turn. */
-function hostileBridge(t: TestContext, testStrings: string[]): { url: Promise<string>; attempts: Promise<SignInAttempt[]> } {
+/**
+ * A bridge of the attacker's own: answers identify, then offers each test string in turn (at stage 1;
+ * with `greet`, also as its greeting before identify, docs/bridge-protocol.md §2.3).
+ */
+function hostileBridge(t: TestContext, testStrings: string[], greet = false): { url: Promise<string>; attempts: Promise<SignInAttempt[]> } {
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 }); // the agent dials its host room, /relay/host/<fingerprint>
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const url = new Promise<string>((resolve) => server.once('listening', () => resolve(`ws://127.0.0.1:${(server.address() as { port: number }).port}`)));
@@ -59,6 +64,7 @@ function hostileBridge(t: TestContext, testStrings: string[]): { url: Promise<st
       };
       ws.on('message', (data) => {
         const env = JSON.parse(data.toString()) as { id: string; name: string; args: unknown };
+        if (env.id === 'agent-auth-1') attempt.askedStage1 = true;
         if (env.id === 'agent-auth-1') ws.send(JSON.stringify({ id: env.id, name: 'response', namespace: 'rpc', args: { test_string: testString } }));
         if (env.id === 'agent-auth-2') {
           attempt.signature = Buffer.from((env.args as { signature: string }).signature, 'base64');
@@ -69,6 +75,7 @@ function hostileBridge(t: TestContext, testStrings: string[]): { url: Promise<st
         attempt.closeCode ??= code;
         settle();
       });
+      if (greet) ws.send(JSON.stringify({ id: '', name: 'event', namespace: 'events', args: { name: 'bridge_greeting', args: { test_string: testString } } }));
       ws.send(JSON.stringify({ id: 'bridge_request_ident', name: 'identify', namespace: 'rpc', args: {} }));
     });
   });
@@ -145,4 +152,22 @@ test('the host key signs only "hostadm-signin bridge v1\\n" ‖ a 32-character a
   // Not the bare string (what the agent used to sign), nor any other purpose's message.
   assert.equal(verify(null, Buffer.from(good), hostPublic, signature), false);
   assert.equal(verify(null, Buffer.from(signedMessage('agent-signin', good)), hostPublic, signature), false);
+});
+
+test("a greeting's test string is held to the same rule: a malformed one is never signed, a well-formed one needs no stage 1", async (t) => {
+  const agent = await agentWithFixedHostKey(t);
+  const hostPublic = createPublicKey(createPrivateKey({ key: HOST_PKCS8, format: 'der', type: 'pkcs8' }));
+  const good = 'Kq3vX9aPz0LmN2bR7tYc5WdE8hJ1sF4g';
+  const malformed = [good.slice(1), `${good.slice(0, 31)}\n`, 'hostadm-hsc1 host'];
+  const bridge = hostileBridge(t, [...malformed, good], true);
+  linkTo(t, await bridge.url, agent);
+  const attempts = await bridge.attempts;
+  for (const [i, attempt] of attempts.slice(0, malformed.length).entries()) {
+    // The greeting ignored, the agent asks for a test string, and refuses the same one there.
+    assert.deepEqual([attempt.signature, attempt.askedStage1, attempt.closeCode], [undefined, true, 1008], JSON.stringify(malformed[i]));
+  }
+  const last = attempts.at(-1)!;
+  assert.equal(last.askedStage1, undefined, 'signed in over the greeting: no stage 1');
+  assert.ok(last.signature);
+  assert.equal(verify(null, Buffer.from(signedMessage('bridge-signin', good)), hostPublic, last.signature), true);
 });

@@ -208,9 +208,11 @@ test('TLS: wss and https on one port with --tls-cert/--tls-key', { skip: nodeOnl
   assert.deepEqual(JSON.parse(health), { ok: true });
   const ws = new WebSocket(bridge.url, { ca: certPem });
   t.after(() => ws.terminate());
-  const first = await new Promise<string>((resolve, reject) => {
-    ws.once('message', (d: Buffer) => resolve(d.toString()));
+  const firstTwo = await new Promise<string[]>((resolve, reject) => {
+    const frames: string[] = [];
+    ws.on('message', (d: Buffer) => frames.push(d.toString()) === 2 && resolve(frames));
     ws.once('error', reject);
   });
-  assert.equal(JSON.parse(first).id, 'bridge_request_ident');
+  assert.equal(JSON.parse(firstTwo[0]!).args.name, 'bridge_greeting');
+  assert.equal(JSON.parse(firstTwo[1]!).id, 'bridge_request_ident');
 });

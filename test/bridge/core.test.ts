@@ -126,7 +126,9 @@ test('the core relays string frames through fake sockets and an in-memory store'
   async function join(type: 'server' | 'client', key: string, md5Keys: string[]): Promise<{ peer: Peer; socket: FakeSocket }> {
     const socket = new FakeSocket();
     const peer = relay.open(socket, '203.0.113.7');
-    assert.equal(socket.json(0).id, 'bridge_request_ident');
+    // The greeting (its test string), then identify; this peer still asks for a test string (stage 1).
+    assert.equal(socket.json(0).args.name, 'bridge_greeting');
+    assert.equal(socket.json(1).id, 'bridge_request_ident');
     relay.receive(peer, JSON.stringify({ id: 'bridge_request_ident', name: 'response', namespace: 'rpc', args: { type, hostname: `${type}-h` } }));
     const { token } = await issueJoinToken(secret, { kind: type === 'server' ? 'agent' : 'client', ttlSeconds: 60 }, now);
     relay.receive(peer, JSON.stringify({ id: 'e', name: 'bridge_enroll', namespace: 'rpc', args: { token, pub_key: key } }));

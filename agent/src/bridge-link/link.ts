@@ -4,7 +4,7 @@
  * once with a join token, signs in with that key, tells the bridge which user keys it accepts, and
  * serves the clients the bridge announces through RelayedClients.
  */
-import { createPublicKey, sign } from 'node:crypto';
+import { createHash, createPublicKey, sign } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -12,7 +12,7 @@ import { hostKeyFromPem, type ChannelVersion, type HostKey as ChannelHostKey } f
 import { isChallengeShaped, signedMessage } from '@hostadm/shared/crypto/signed-messages.ts';
 import { backoffDelay } from '@hostadm/shared/net/backoff.ts';
 import { Heartbeat } from '@hostadm/shared/net/heartbeat.ts';
-import { bridgeRequestOf } from '@hostadm/shared/protocol/bridge-requests.ts';
+import { bridgeRequestOf, greetingChallengeOf } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { isReply, parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import type { Pipeline } from '../server/pipeline.ts';
@@ -33,8 +33,9 @@ export interface BridgeLinkOptions {
 
 /**
  * The link's states, in order: connecting → identifying (the bridge asks who we are) → enrolling
- * (once, with a join token) → signing-in (asked for a test string) → proving (the signature sent) →
- * ready (relaying; the bridge asks for the key list) → connecting again after a drop; stopped is final.
+ * (once, with a join token) → signing-in (asked for a test string; skipped when the bridge's greeting
+ * gave one) → proving (the signature sent) → ready (relaying; the bridge asks for the key list) →
+ * connecting again after a drop; stopped is final.
  * A reply is taken only in the state that sent its request, and only with that request's id.
  */
 export type LinkState = 'connecting' | 'identifying' | 'enrolling' | 'signing-in' | 'proving' | 'ready' | 'stopped';
@@ -46,6 +47,8 @@ type WaitingState = keyof typeof REQUEST_ID;
 const isWaiting = (state: LinkState): state is WaitingState => state in REQUEST_ID;
 
 const HEARTBEAT_MS = 20_000;
+/** A greeting's test string is used only this long after it came (the bridge keeps it 30 s). */
+const GREETING_USE_MS = 20_000;
 
 /** The wait before reconnect attempt `attempt` (0-based): at once, then jittered exponential backoff (shared/src/net/backoff.ts). */
 export function reconnectDelay(attempt: number, minMs: number, maxMs: number, random: () => number = Math.random): number {
@@ -63,6 +66,10 @@ export class BridgeLink {
   private channelHostKey: Promise<ChannelHostKey> | null = null;
   private stopKeyWatch: (() => void) | null = null;
   private readyWaiters: Array<() => void> = [];
+  /** The test string of this connection's greeting (docs/bridge-protocol.md §2.3) and when it came; used once. */
+  private greeting: { testString: string; at: number } | null = null;
+  /** The host key's md5_key, named beside a proof over a greeting's test string (computed once). */
+  private hostMd5: string | null = null;
   /** The client id of the last binary frame, and its bytes (onBinaryFrame). */
   private lastClient: { id: string; bytes: Buffer } | null = null;
 
@@ -135,6 +142,7 @@ export class BridgeLink {
     const url = base.toString();
     const ws = new WebSocket(url, { maxPayload: LIMITS.maxRelayFrameBytes, handshakeTimeout: 10_000 });
     this.ws = ws;
+    this.greeting = null;
     ws.on('open', () => {
       this.state = 'identifying';
       this.heartbeat = new Heartbeat(ws, HEARTBEAT_MS);
@@ -221,7 +229,13 @@ export class BridgeLink {
     const env = parseEnvelope(text);
     if (!env) return;
     if (isReply(env)) return this.onReply(env);
-    if (env.namespace === 'events' && env.name === 'event') return this.onBridgeEvent(env.args);
+    if (env.namespace === 'events' && env.name === 'event') {
+      // The greeting comes before identify: a test string for stage 2, so no stage 1 is asked for.
+      const testString = greetingChallengeOf(env);
+      if (testString === null) return this.onBridgeEvent(env.args);
+      if (this.state === 'identifying') this.greeting = { testString, at: Date.now() };
+      return;
+    }
     const request = bridgeRequestOf(env);
     if (request === 'identify' && this.state === 'identifying') {
       const { services } = this.options.pipeline;
@@ -246,8 +260,7 @@ export class BridgeLink {
   private afterIdentify(): void {
     if (this.state !== 'identifying') return;
     if (this.options.joinToken && !this.enrolled()) {
-      const { hostKey } = this.options.pipeline.services;
-      const spkiPem = createPublicKey(hostKey.privateKey).export({ type: 'spki', format: 'pem' }).toString();
+      const spkiPem = this.hostKeySpkiPem();
       this.request('enrolling', 'bridge_enroll', {
         token: this.options.joinToken,
         pub_key: Buffer.from(spkiPem).toString('base64'),
@@ -255,7 +268,15 @@ export class BridgeLink {
       });
       return;
     }
-    this.request('signing-in', 'auth_ssl', '');
+    this.signIn();
+  }
+
+  /** Stage 2 over the greeting's test string when there is a fresh one (once), else stage 1 first. */
+  private signIn(): void {
+    const greeting = this.greeting;
+    this.greeting = null;
+    if (greeting && Date.now() - greeting.at < GREETING_USE_MS) this.proveKey({ test_string: greeting.testString }, true);
+    else this.request('signing-in', 'auth_ssl', '');
   }
 
   /** Enters a waiting state and sends the one request it waits for. */
@@ -275,7 +296,7 @@ export class BridgeLink {
       // The bridge knows this host key already: enrolled before under another address of the same
       // bridge (a new port, a lost enrollment file). Signing in settles it: a revoked key is refused there.
       this.log.info({ bridge: this.options.url, error: env.args }, 'the bridge already knows this host key; signing in');
-      this.request('signing-in', 'auth_ssl', '');
+      this.signIn();
       return;
     }
     if (env.name === 'error') {
@@ -286,7 +307,7 @@ export class BridgeLink {
     switch (state) {
       case 'enrolling':
         this.recordEnrollment(env.args);
-        this.request('signing-in', 'auth_ssl', '');
+        this.signIn();
         return;
       case 'signing-in':
         this.proveKey(env.args);
@@ -301,7 +322,8 @@ export class BridgeLink {
     }
   }
 
-  private proveKey(args: unknown): void {
+  /** `greeted`: the test string is the greeting's, pinned to no key: the proof names the host key's md5_key. */
+  private proveKey(args: unknown, greeted = false): void {
     const testString = typeof args === 'object' && args !== null ? (args as { test_string?: unknown }).test_string : undefined;
     // The host key also signs channel handshakes: it signs only label ‖ a test string of the shape
     // bridges issue, never bytes the bridge chose freely (docs/protocol.md "Signatures").
@@ -312,7 +334,7 @@ export class BridgeLink {
     }
     const message = signedMessage('bridge-signin', testString);
     const signature = sign(null, Buffer.from(message), this.options.pipeline.services.hostKey.privateKey).toString('base64');
-    this.request('proving', 'auth_ssl', { signature });
+    this.request('proving', 'auth_ssl', greeted ? { signature, md5_key: this.hostKeyMd5() } : { signature });
   }
 
   private onBridgeEvent(args: unknown): void {
@@ -322,6 +344,16 @@ export class BridgeLink {
       this.clients.retainOnly(new Set(event.args.available_connections.filter((x): x is string => typeof x === 'string')));
     }
     if (event.args.dropped) this.log.warn({ dropped: event.args.dropped }, 'the bridge dropped a frame');
+  }
+
+  /** base64(MD5(SPKI PEM)) of the host key: the md5_key the bridge registered it under (docs/bridge-protocol.md §1). */
+  private hostKeyMd5(): string {
+    this.hostMd5 ??= createHash('md5').update(this.hostKeySpkiPem()).digest('base64');
+    return this.hostMd5;
+  }
+
+  private hostKeySpkiPem(): string {
+    return createPublicKey(this.options.pipeline.services.hostKey.privateKey).export({ type: 'spki', format: 'pem' }).toString();
   }
 
   /** A key was registered or revoked here: the bridge re-matches clients. */

@@ -18,7 +18,7 @@ import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
 import { CLOSE, type RelayConfig } from './config.ts';
 import { verifyJoinToken } from './join-token.ts';
 import type { RelayMetrics } from './metrics.ts';
-import type { Peer } from './peer.ts';
+import { issueChallenge, type Peer } from './peer.ts';
 import type { Clock, HmacSha256, KeyCrypto, KeyRecord, KeyStore, PeerKind, RelayLogger } from './ports.ts';
 import { hostKeyFingerprint, newKeyId, randomAlnum } from './random.ts';
 import { roomRefusal } from './rooms.ts';
@@ -253,8 +253,10 @@ export class BridgeApi {
     await this.refuseBlocked(peer);
     // Stage 1: `""` (any registered key of the peer's kind) or `{action:"auth_ssl", md5_key}` (that key only).
     if (rawArgs === undefined || rawArgs === null || typeof rawArgs !== 'object') return { reply: this.challenge(peer, '') };
-    // hostadm's additions to stage 2 (§2.3): a ticket instead of a key proof, asking for one, the key list.
+    // hostadm's additions to stage 2 (§2.3): a ticket instead of a key proof, asking for one, the key list,
+    // and beside a key proof the md5_key it is for (a greeting's test string is pinned to none).
     const { want_ticket: wantTicket, keys: listedKeys, ...rest } = rawArgs as { want_ticket?: unknown; keys?: unknown };
+    const proofKey = 'signature' in rest || 'encrypted_string' in rest ? takeProofKey(rest as Record<string, unknown>) : undefined;
     const args = 'ticket' in rest ? parseOrThrow(ticketProofArgs, rest, 'rpc/auth_ssl') : parseOrThrow(authSslArgs, rest, 'rpc/auth_ssl');
     if (typeof args === 'string') return { reply: this.challenge(peer, '') };
     if ('md5_key' in args) return { reply: this.challenge(peer, args.md5_key) };
@@ -264,10 +266,13 @@ export class BridgeApi {
     const now = host.clock.now();
     const testString = peer.challenge;
     const fresh = testString !== null && now - peer.challengeAt <= host.config.sslWindowSeconds * 1000;
-    const pinned = peer.challengeMd5;
+    const stagePin = peer.challengeMd5;
     peer.challenge = null;
     peer.challengeMd5 = '';
     if (!fresh) return this.signInFailed(peer, 'no test string outstanding, or it expired');
+    // Stage 1 pinned one key: a proof naming another is refused, as a ticket of another key is.
+    if (proofKey && stagePin && proofKey !== stagePin) return this.signInFailed(peer, 'proof names another key than the pinned one');
+    const pinned = stagePin || proofKey || '';
     let match: KeyRecord | undefined;
     if ('ticket' in args) match = await this.ticketKey(peer, args, testString, pinned, now);
     else {
@@ -328,10 +333,7 @@ export class BridgeApi {
   }
 
   private challenge(peer: Peer, md5Key: string): { test_string: string } {
-    peer.challenge = randomAlnum(32);
-    peer.challengeAt = this.host.clock.now();
-    peer.challengeMd5 = md5Key;
-    return { test_string: peer.challenge };
+    return { test_string: issueChallenge(peer, this.host.clock.now(), md5Key) };
   }
 
   private signInFailed(peer: Peer, why: string): never {
@@ -370,6 +372,22 @@ function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, what: stri
   if (result.success) return result.data;
   const errors = fieldErrors(result.error);
   throw badRequest(`invalid arguments for ${what}: ${summarizeFieldErrors(errors)}`, errors);
+}
+
+/**
+ * Removes `md5_key` from a key proof's arguments and returns it (a 400 when it is not an md5_key's
+ * shape): the proof is then checked against that key alone, as after a pinned stage 1.
+ */
+function takeProofKey(proof: Record<string, unknown>): string | undefined {
+  const { md5_key: md5 } = proof;
+  delete proof.md5_key;
+  if (md5 === undefined) return undefined;
+  if (typeof md5 !== 'string' || md5.length === 0 || md5.length > 64) {
+    throw badRequest('invalid arguments for rpc/auth_ssl: md5_key must be the base64 MD5 of the key that signed', [
+      { field: 'md5_key', message: 'must be a string of 1 to 64 characters' },
+    ]);
+  }
+  return md5;
 }
 
 /** A peer-supplied name as quoted back in an error message: never long. */

@@ -18,8 +18,13 @@ export interface RelayConfig {
   queueStuckSeconds: number;
   /** Sign in within this long after connecting, or be closed (4001). */
   unauthenticatedCloseSeconds: number;
-  /** Between `auth_ssl` stage 1 and stage 2. */
+  /** Between `auth_ssl` stage 1 (or the greeting, at connect) and stage 2. */
   sslWindowSeconds: number;
+  /**
+   * Send each new socket the greeting (§2.3): its sign-in test string, before identify, so stage 2 can
+   * be the peer's first call. Off only in tests, to pose as a bridge from before it.
+   */
+  signinGreeting: boolean;
   /** Seconds value of the `[token, seconds]` sign-in reply. */
   tokenTtlSeconds: number;
   /** How long a sign-in ticket (§2.3) is good for after the key sign-in that gave it; at most 8 h, 0 = none given. */
@@ -67,6 +72,7 @@ export function relayConfig(overrides: RelayConfigOverrides = {}): RelayConfig {
     queueStuckSeconds: 30,
     unauthenticatedCloseSeconds: 30,
     sslWindowSeconds: 30,
+    signinGreeting: true,
     tokenTtlSeconds: 300,
     signinTicketSeconds: 8 * 3600,
     heartbeatIntervalSeconds: 20,

@@ -9,8 +9,11 @@
  * Kept small (a handful of fields, shared empty sets) because idle agents are most connections;
  * everything here is plain data, so a Durable Object can keep it in a socket attachment.
  */
+import { eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { BRIDGE_GREETING_EVENT } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { CLOSE, type RelayConfig } from './config.ts';
 import type { PeerKind, PeerSocket } from './ports.ts';
+import { randomAlnum } from './random.ts';
 import type { RoomName } from './rooms.ts';
 
 export type PeerState = 'identifying' | 'identified' | 'signed-in';
@@ -38,7 +41,10 @@ export class Peer {
   /** Agents: `SHA256:` fingerprint of the registered host key (computed by the bridge, not taken from identify). */
   hostKeyFingerprint: string | null = null;
   key: SignedInKey | null = null;
-  /** Outstanding `auth_ssl` test string, when it was issued, and the md5_key it is pinned to ('' = any). */
+  /**
+   * The outstanding `auth_ssl` test string (the greeting's, from connect, or stage 1's, which replaces
+   * it: one at a time), when it was issued, and the md5_key it is pinned to ('' = any).
+   */
   challenge: string | null = null;
   challengeAt = 0;
   challengeMd5 = '';
@@ -133,6 +139,27 @@ export function revivePeer(socket: PeerSocket, saved: SavedPeer, now: number): P
   peer.challengeMd5 = saved.challengeMd5;
   peer.lastSeen = now;
   return peer;
+}
+
+/**
+ * A fresh sign-in test string for `peer` (docs/bridge-protocol.md §2.3): 32 random letters and digits,
+ * good for `sslWindowSeconds` from `now` and for one stage 2; it replaces any outstanding one.
+ */
+export function issueChallenge(peer: Peer, now: number, md5Key = ''): string {
+  peer.challenge = randomAlnum(32);
+  peer.challengeAt = now;
+  peer.challengeMd5 = md5Key;
+  return peer.challenge;
+}
+
+/**
+ * The greeting (docs/bridge-protocol.md §2.3): stage 1's test string, issued unasked at connect, with
+ * its window (`{test_string, expires_in}`). The same random value, window and single use as stage 1's,
+ * in the same field (an idle peer holds nothing more); a stage 1 replaces it.
+ */
+export function greetingFrame(peer: Peer, now: number, windowSeconds: number): string {
+  const testString = issueChallenge(peer, now);
+  return JSON.stringify(eventEnvelope(BRIDGE_GREETING_EVENT, { test_string: testString, expires_in: windowSeconds }));
 }
 
 /**

@@ -22,7 +22,7 @@ import { Forwarder, markOverBound, wireSize } from './forwarding.ts';
 import { offerOf } from './announcement.ts';
 import { hostEntry, Matcher } from './matching.ts';
 import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
-import { closeDue, NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
+import { closeDue, greetingFrame, NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
 import { SignedInIndex } from './signed-in.ts';
 import { LastSeenThrottle } from './last-seen.ts';
 import { StoreRetention } from './retention.ts';
@@ -143,11 +143,13 @@ export class Relay implements ApiHost {
     }
   }
 
-  /** A socket was accepted in `room` (rooms.ts): the bridge asks the peer to identify itself. */
+  /** A socket was accepted in `room` (rooms.ts): greeted with its sign-in test string (§2.3), asked to identify. */
   open(socket: PeerSocket, address: string, room: RoomName = SHARED_ROOM): Peer {
-    const peer = new Peer(socket, address, this.clock.now(), room);
+    const now = this.clock.now();
+    const peer = new Peer(socket, address, now, room);
     this.addPeer(peer);
     this.metrics.opened();
+    if (this.config.signinGreeting) socket.send(greetingFrame(peer, now, this.config.sslWindowSeconds));
     socket.send(IDENTIFY_REQUEST);
     return peer;
   }

@@ -12,7 +12,7 @@
  * Runtime-neutral (WebCrypto only); the WebSocket constructor is passed in or taken from globalThis.
  */
 import { md5Key, spkiDerFromPem, spkiPemFromDer } from '@hostadm/shared/crypto/index.ts';
-import { bridgeRequestOf } from '@hostadm/shared/protocol/bridge-requests.ts';
+import { bridgeRequestOf, greetingChallengeOf } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { isReply, parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { ConnectionError, HostadmRequestError } from './errors.ts';
 import { privateKeyOf, textToBase64, type PrivateKeyMaterial } from './key-auth.ts';
@@ -49,6 +49,8 @@ export interface BridgeSessionOptions {
 export type BridgeSessionState = 'connecting' | 'identifying' | 'enrolling' | 'signing-in' | 'listing' | 'ready' | 'closed';
 
 const OPEN = 1;
+/** A greeting's test string is used this long after it came (the bridge keeps it 30 s); later, stage 1. */
+const GREETING_USE_MS = 20_000;
 /** Closing waits this long for the bridge's close frame, then drops the socket (Node's ws waits ~10 s). */
 const CLOSE_GRACE_MS = 1000;
 
@@ -114,6 +116,8 @@ export class BridgeSession {
   private seq = 0;
   private md5 = '';
   private lastError: string | undefined;
+  /** The bridge's greeting (docs/bridge-protocol.md §2.3): its test string and when it came. */
+  private greeting: { testString: string; at: number } | null = null;
   private settle: { resolve: () => void; reject: (err: ConnectionError) => void } | null = null;
 
   private constructor(options: BridgeSessionOptions, socket: WebSocketLike) {
@@ -241,12 +245,20 @@ export class BridgeSession {
       }
       return;
     }
-    if (env.name === 'event') return this.onEvent(env.args);
+    if (env.name === 'event') {
+      // The greeting comes before identify and is taken only then; without one (an older bridge), stage 1.
+      const testString = greetingChallengeOf(env);
+      if (testString === null) return this.onEvent(env.args);
+      if (this.state === 'identifying' || this.state === 'connecting') this.greeting = { testString, at: Date.now() };
+      return;
+    }
     // The bridge's own requests, and only those.
     const request = bridgeRequestOf(env);
     if (request === 'identify' && this.state === 'identifying') {
       this.sendJson({ id: env.id, name: 'response', namespace: 'rpc', args: { type: 'client', hostname: this.options.clientHostname ?? 'hostadm-sdk' } });
-      void this.signIn().catch((cause: unknown) => {
+      const greeting = this.greeting;
+      this.greeting = null;
+      void this.signIn(greeting).catch((cause: unknown) => {
         const err = cause instanceof ConnectionError ? cause : new ConnectionError(`cannot sign in at ${this.url}: ${messageOf(cause)}`, { cause });
         this.close({ code: err.closeCode ?? 4000, reason: err.message }, err);
       });
@@ -308,7 +320,7 @@ export class BridgeSession {
     }
   }
 
-  private async signIn(): Promise<void> {
+  private async signIn(greeting: { testString: string; at: number } | null): Promise<void> {
     const ids = await clientKeyIds(this.options.key);
     this.md5 = ids.md5;
     if (this.options.joinToken !== undefined) {
@@ -330,6 +342,7 @@ export class BridgeSession {
       keys: { md5_keys: [this.md5], ...(this.options.reach?.length ? { reach: [...this.options.reach] } : {}) },
       errorText,
       refusal: (env) => refusal(env, 'auth_ssl'),
+      greeting: greeting && Date.now() - greeting.at < GREETING_USE_MS ? greeting.testString : null,
     });
     // The bridge now asks for the key list (onMessage answers it); `ready` follows its announcement.
   }

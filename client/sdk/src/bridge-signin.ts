@@ -5,6 +5,8 @@
  * bridge announces at once instead of asking for it (§2.4). A ticket the bridge refuses (expired, the
  * key revoked, the bridge's secret changed) is forgotten, reported through `onTicketRefused`, and the
  * key sign-in follows on the same connection: a refused ticket never fails the session by itself.
+ * When the bridge greeted the connection with a test string, the first stage 2 uses it: no stage 1,
+ * one round trip instead of two (the key proof then names its md5_key, so the bridge checks one key).
  *
  * Runtime-neutral (WebCrypto only).
  */
@@ -35,23 +37,35 @@ export interface BridgeSignInContext {
   keys: { md5_keys: string[]; reach?: string[] };
   errorText(env: WireEnvelope): string;
   refusal(env: WireEnvelope): Error | undefined;
+  /** The test string of the bridge's greeting (§2.3), when it sent one: good for one stage 2. */
+  greeting?: string | null;
 }
+
+/** Where a stage 2's test string came from: the greeting (once), else a stage 1. */
+type TestStrings = () => Promise<{ testString: string; greeted: boolean }>;
 
 /** Both stages of `auth_ssl`; resolves once the bridge accepted, throws a ConnectionError when it did not. */
 export async function signInToBridge(ctx: BridgeSignInContext): Promise<void> {
+  let greeting = ctx.greeting ?? null;
+  // The bridge takes its greeting's test string for one stage 2 (whatever its outcome): later ones ask.
+  const testStrings: TestStrings = async () => {
+    const testString = greeting;
+    greeting = null;
+    return testString !== null ? { testString, greeted: true } : { testString: await stage1(ctx), greeted: false };
+  };
   const kept = ctx.tickets?.load();
   if (kept && bridgeTicketUsable(kept, ctx.bridge, ctx.md5, Date.now())) {
-    const refused = await withTicket(ctx, kept);
+    const refused = await withTicket(ctx, kept, testStrings);
     if (refused === null) return;
     ctx.tickets?.save(undefined);
     ctx.onTicketRefused?.(`the bridge refused the sign-in ticket (${refused}); signing in with the key`);
   } else if (kept && kept.bridge === ctx.bridge && kept.md5Key === ctx.md5) ctx.tickets?.save(undefined);
-  await withKey(ctx);
+  await withKey(ctx, testStrings);
 }
 
 /** null when the ticket signed the session in; else why the bridge refused it. */
-async function withTicket(ctx: BridgeSignInContext, ticket: BridgeSignInTicket): Promise<string | null> {
-  const testString = await stage1(ctx);
+async function withTicket(ctx: BridgeSignInContext, ticket: BridgeSignInTicket, testStrings: TestStrings): Promise<string | null> {
+  const { testString } = await testStrings();
   const reply = await ctx.request('auth_ssl', { ticket: ticket.ticket, mac: await bridgeTicketProof(ticket, testString), keys: ctx.keys });
   if (reply.name === 'response') return null;
   // Blocked: the key would be refused as well (and the bridge closes the connection).
@@ -59,13 +73,15 @@ async function withTicket(ctx: BridgeSignInContext, ticket: BridgeSignInTicket):
   return ctx.errorText(reply);
 }
 
-async function withKey(ctx: BridgeSignInContext): Promise<void> {
-  const testString = await stage1(ctx);
+async function withKey(ctx: BridgeSignInContext, testStrings: TestStrings): Promise<void> {
+  const { testString, greeted } = await testStrings();
   const signature = await signChallenge(ctx.privateKey, 'bridge-signin', testString);
-  let reply = await ctx.request('auth_ssl', { signature, keys: ctx.keys, ...(ctx.tickets ? { want_ticket: true } : {}) });
+  // A greeting's test string is pinned to no key: the proof names its own (a bridge that greets takes it).
+  const proof = greeted ? { signature, md5_key: ctx.md5 } : { signature };
+  let reply = await ctx.request('auth_ssl', { ...proof, keys: ctx.keys, ...(ctx.tickets ? { want_ticket: true } : {}) });
   // A bridge from before tickets and listed keys refuses the fields (400) before it looks at the test
   // string: the same signature again without them (that bridge then asks for the key list).
-  if (reply.name !== 'response' && codeOf(reply) === 400) reply = await ctx.request('auth_ssl', { signature });
+  if (reply.name !== 'response' && codeOf(reply) === 400) reply = await ctx.request('auth_ssl', proof);
   if (reply.name !== 'response') {
     throw refused(ctx, reply, `the bridge refused the key ${ctx.md5}`, {
       closeCode: 4401,

@@ -2,7 +2,10 @@
  * The two requests a bridge sends to its peers (docs/bridge-protocol.md §2.1, §2.4), named by their
  * fixed ids: identify on connect, and the key list right after sign-in. A peer answers exactly these,
  * recognised by id, name and arguments together: an `rpc/settings` with another id is not the key list.
+ * Before identify, a bridge that offers it sends its greeting (§2.3): a sign-in challenge for this
+ * connection, which saves the peer the `auth_ssl` stage-1 round trip.
  */
+import { isChallengeShaped } from '../crypto/signed-messages.ts';
 import type { WireEnvelope } from './envelope.ts';
 
 export const BRIDGE_IDENT_ID = 'bridge_request_ident';
@@ -26,4 +29,19 @@ export function bridgeRequestOf(env: WireEnvelope): 'identify' | 'list-keys' | n
     return 'list-keys';
   }
   return null;
+}
+
+/** The name of the greeting event (its args: `{test_string, expires_in}`). */
+export const BRIDGE_GREETING_EVENT = 'bridge_greeting';
+
+/**
+ * The greeting's test string, when `env` is a greeting whose test string has the shape a bridge issues
+ * (32 letters and digits: signers refuse anything else); else null, and the peer uses stage 1.
+ */
+export function greetingChallengeOf(env: WireEnvelope): string | null {
+  if (env.name !== 'event' || env.namespace !== 'events' || typeof env.args !== 'object' || env.args === null) return null;
+  const event = env.args as { name?: unknown; args?: unknown };
+  if (event.name !== BRIDGE_GREETING_EVENT || typeof event.args !== 'object' || event.args === null) return null;
+  const testString = (event.args as { test_string?: unknown }).test_string;
+  return typeof testString === 'string' && isChallengeShaped('bridge-signin', testString) ? testString : null;
 }
