@@ -5,7 +5,7 @@
  * never come. It is unauthenticated on purpose: a bridge that forges it only closes the channel, which
  * it can do anyway by dropping frames; the client never trusts anything else in it.
  */
-import type { ChannelErrorReason } from './channel.ts';
+import type { ChannelErrorReason } from './channel-error.ts';
 
 /** The envelope id that marks the notice (docs/protocol.md, "Channel closed by the host"). */
 export const CHANNEL_CLOSED_ID = 'hsc1-closed';

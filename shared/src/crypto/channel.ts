@@ -32,26 +32,17 @@ import {
   writeSeq,
   type Parsed,
 } from './channel-frames.ts';
+import { ChannelError, type ChannelErrorReason } from './channel-error.ts';
 import { MAX_RECORD_PLAINTEXT_BYTES, RecordLayoutError, splitRecord } from './channel-records.ts';
 import { utf8Decode } from './subtle.ts';
 import { HSC1_VERSION, HSC2_VERSION, HSC3_VERSION, LABELS, SIZES, type ChannelVersion, type SessionSecrets } from './transcript.ts';
 
 export { FRAME_PREFIX, MAX_SEALED_PLAINTEXT_BYTES } from './channel-frames.ts';
+export { ChannelError, type ChannelErrorReason } from './channel-error.ts';
 export const DIRECTION_C2A = 1;
 export const DIRECTION_A2C = 2;
 
 export type ChannelRole = 'client' | 'agent';
-export type ChannelErrorReason = 'replay' | 'gap' | 'tampered' | 'malformed' | 'closed';
-
-export class ChannelError extends Error {
-  readonly reason: ChannelErrorReason;
-
-  constructor(reason: ChannelErrorReason, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ChannelError';
-    this.reason = reason;
-  }
-}
 
 export interface ChannelOptions {
   /** Envelopes larger than this (UTF-8 bytes) are refused by `seal` with a RangeError. */
