@@ -133,19 +133,28 @@ const slot: symbol = typeof SHAPE === 'string' ? Symbol('parked link') : SHAPE.k
 
 const linkOf = (socket: Socket) => (socket as unknown as Record<symbol, ParkingLink>)[slot]!;
 
-/** A parked socket's first bytes: a heartbeat is answered here; anything else wakes it. */
+/**
+ * A parked socket's first bytes: heartbeats (one read may bring several: the answer to the relay's
+ * ping and the peer's own) are handled here; anything else wakes it.
+ */
 function parkedOnData(this: Socket, chunk: Buffer): void {
   const link = linkOf(this);
+  if (!link.peer || !heartbeatsOnly(chunk)) return link.transport.parking.wake(link, chunk);
   const relay = link.transport.relay;
-  // A client's frames are masked: an empty control frame is 2 header bytes and the 4-byte mask.
-  if (chunk.length === 6 && chunk[1] === 0x80 && link.peer) {
-    if (chunk[0] === 0x8a) return relay.pong(link.peer);
-    if (chunk[0] === 0x89) {
-      if (relay.pinged(link.peer)) this.write(PONG);
-      return;
-    }
+  for (let i = 0; i < chunk.length; i += EMPTY_CONTROL) {
+    if (chunk[i] === 0x8a) relay.pong(link.peer);
+    else if (relay.pinged(link.peer)) this.write(PONG);
   }
-  link.transport.parking.wake(link, chunk);
+}
+
+/** A client's frames are masked: an empty control frame is 2 header bytes and the 4-byte mask. */
+const EMPTY_CONTROL = 6;
+
+/** Whether `chunk` is nothing but a few empty pings and pongs from a client (masked, final). */
+function heartbeatsOnly(chunk: Buffer): boolean {
+  if (chunk.length === 0 || chunk.length % EMPTY_CONTROL !== 0 || chunk.length > 8 * EMPTY_CONTROL) return false;
+  for (let i = 0; i < chunk.length; i += EMPTY_CONTROL) if (chunk[i + 1] !== 0x80 || (chunk[i] !== 0x89 && chunk[i] !== 0x8a)) return false;
+  return true;
 }
 
 /** The peer half-closed without a close frame: closed as `ws` does (the socket's `close` follows). */
