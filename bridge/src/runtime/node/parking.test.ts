@@ -80,7 +80,7 @@ async function pair(t: TestContext, options: { shape?: string; tls?: boolean } =
   return { client, server, socket, link, parking, relay, calls, received };
 }
 
-/** The socket's listeners that are `ws`'s or parking's (Node's own, and TLS's, stay throughout). */
+/** The socket's listeners that are `ws`'s, parking's, or net.Socket's own `end` one (TLS's stay throughout). */
 const listenerNames = (socket: Socket) =>
   Object.fromEntries(
     (['close', 'data', 'end', 'error'] as const).map((e) => [
@@ -88,7 +88,7 @@ const listenerNames = (socket: Socket) =>
       socket
         .listeners(e)
         .map((f) => f.name)
-        .filter((n) => /^(socketOn|parkedOn)/.test(n)),
+        .filter((n) => /^(socketOn|parkedOn|onReadableStreamEnd$)/.test(n)),
     ]),
   );
 const holds = (socket: Socket, value: unknown) => Object.getOwnPropertySymbols(socket).some((s) => (socket as unknown as Record<symbol, unknown>)[s] === value);
@@ -106,7 +106,8 @@ for (const tls of [false, true]) {
     assert.deepEqual(listenerNames(socket), {
       close: ['parkedOnClose'],
       data: ['parkedOnData'],
-      end: ['parkedOnEnd'],
+      // Node's own `end` listener is a no-op on a half-open socket (HTTP's are; TLS's here are not): off while parked.
+      end: socket.allowHalfOpen ? ['parkedOnEnd'] : ['onReadableStreamEnd', 'parkedOnEnd'],
       error: ['parkedOnError'],
     });
     assert.equal(holds(socket, server), false, 'nothing on the socket leads to the old WebSocket');
@@ -128,7 +129,7 @@ for (const tls of [false, true]) {
     assert.deepEqual(listenerNames(socket), {
       close: ['socketOnClose'],
       data: ['socketOnData'],
-      end: ['socketOnEnd'],
+      end: ['onReadableStreamEnd', 'socketOnEnd'],
       error: ['socketOnError'],
     });
     assert.ok(holds(socket, link.ws));

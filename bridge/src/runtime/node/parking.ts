@@ -8,7 +8,8 @@
  * A signed-in socket with no frame in or out for `parkQuietSeconds`, whose `ws` is fully idle (open,
  * the Receiver between frames with no byte buffered, the Sender with no queue, nothing unsent on the
  * socket), is **parked**: `ws`'s listeners leave the `net.Socket` and four shared functions take their
- * place (no closure per socket); the relay's Peer and its adapter keep the socket. Its first bytes
+ * place (no closure per socket; Node's own `end` listener, a no-op on a half-open socket, is taken off
+ * too); the relay's Peer and its adapter keep the socket. Its first bytes
  * **wake** it: a new `ws` WebSocket adopts the socket as the server does after a handshake
  * (`setSocket`, same options) and its Receiver parses those bytes, so `maxPayload` and every other
  * check of `ws` apply to them; nothing is ever buffered while parked (each read wakes at once). The
@@ -172,6 +173,9 @@ function parkedOnClose(this: Socket): void {
   link.transport.parking.closedWhileParked(link);
 }
 
+/** Node's `end` listener on every net.Socket (net.js's `onReadableStreamEnd`), found at the first park. */
+let nodeOnEnd: Listener | undefined;
+
 const PARKED: ReadonlyArray<[SocketEvent, Listener]> = [
   ['close', parkedOnClose],
   ['data', parkedOnData],
@@ -234,6 +238,10 @@ export class Parking {
     const shape = this.shape;
     if (!shape || !ws || !link.peer || link.peer.state !== 'signed-in' || link.peer.closed || !idle(ws, socket, shape)) return false;
     for (const [event, listener] of shape.listeners) socket.removeListener(event, listener);
+    // Node's own `end` listener does nothing on a half-open socket (the HTTP server's are): without it
+    // the socket's `end` holds one function, not an array of two. Put back on wake, first as before.
+    nodeOnEnd ??= socket.listeners('end').find((f) => f.name === 'onReadableStreamEnd') as Listener | undefined;
+    if (socket.allowHalfOpen && nodeOnEnd) socket.removeListener('end', nodeOnEnd);
     for (const [event, listener] of PARKED) socket.on(event, listener);
     // The slot `ws` kept itself in holds the link: no new property on the socket, and no path to the old WebSocket.
     (socket as unknown as Record<symbol, unknown>)[slot] = link;
@@ -249,6 +257,7 @@ export class Parking {
   wake(link: ParkingLink, chunk?: Buffer): void {
     const socket = link.socket;
     for (const [event, listener] of PARKED) socket.removeListener(event, listener);
+    if (socket.allowHalfOpen && nodeOnEnd && !socket.listeners('end').includes(nodeOnEnd)) socket.on('end', nodeOnEnd);
     (socket as unknown as Record<symbol, unknown>)[slot] = undefined;
     this.metrics.parking.parked--;
     this.metrics.parking.wakes++;
