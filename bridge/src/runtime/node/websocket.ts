@@ -10,7 +10,8 @@
  * relay), no client set (`clientTracking: false`: it would add a closure and a listener array per
  * socket; the transport tracks only closing sockets, the relay the open ones), no pong closure
  * (`autoPong: false`: the relay answers pings itself, and not to a peer whose send queue is over the
- * bound, as `ws` stops answering a peer that does not read).
+ * bound, as `ws` stops answering a peer that does not read). And once idle, not even what `ws` needs:
+ * a quiet signed-in socket is parked without its WebSocket until its next byte (parking.ts).
  */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
