@@ -9,7 +9,12 @@
  * collections before and after: each round gives one ratio of the two growths, whose spread says
  * how far the readings wander (RSS most, on a shared machine).
  *
- * Env: BENCH_IDLE_AGENTS (500 per round), BENCH_MEMORY_ROUNDS (3), BENCH_HEAP_SNAPSHOTS=DIR (also write
+ * Idle agents on the bridge are parked once quiet for `parkQuietSeconds` (5 s; runtime/node/parking.ts):
+ * every reading of the bridge waits until all its agents are parked (the metrics' `parking.parked`),
+ * so what is measured is an idle agent's steady state, not one still holding its sign-in's sockets.
+ *
+ * Env: BENCH_IDLE_AGENTS (500 per round), BENCH_MEMORY_ROUNDS (3), BENCH_PARK_QUIET_SECONDS (0: never
+ * park, for the figure without it), BENCH_HEAP_SNAPSHOTS=DIR (also write
  * the bridge's heap snapshots after the warm-up and after the last round there: compare them with
  * `node test/bench/heap-diff.ts DIR/before.heapsnapshot DIR/after.heapsnapshot N`).
  */
@@ -27,6 +32,8 @@ const SNAPSHOTS = process.env.BENCH_HEAP_SNAPSHOTS;
 const self = fileURLToPath(import.meta.url);
 
 type Mem = { mem: { rss: number; heap: number } };
+type Metrics = { metrics: { connections: { agent: number }; parking: { parked: number } } };
+const PARKING = process.env.BENCH_PARK_QUIET_SECONDS !== '0';
 
 async function parent(): Promise<void> {
   const started = performance.now();
@@ -54,8 +61,19 @@ async function parent(): Promise<void> {
       for (let i = 0; i < n; i += 100)
         bare.push(...(await Promise.all(Array.from({ length: Math.min(100, n - i) }, () => open(`ws://127.0.0.1:${echoPort}`)))));
     };
+    /** Until every agent on the bridge is parked (when parking is on), at most 60 s. */
+    const allParked = async () => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const { metrics } = await bridge.ask<Metrics>({ cmd: 'metrics' });
+        if (!PARKING || metrics.parking.parked === metrics.connections.agent) return;
+        if (Date.now() > deadline) throw new Error(`only ${metrics.parking.parked} of ${metrics.connections.agent} agents parked after 60 s`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    };
     await connectMany(0, WARM_AGENTS);
     await openBare(WARM_AGENTS);
+    await allParked();
     await new Promise((r) => setTimeout(r, 300));
     const snapshot = async (name: string) => {
       if (SNAPSHOTS) console.log(`heap snapshot: ${(await bridge.ask<{ written: string }>({ cmd: 'snapshot', path: join(SNAPSHOTS, name) })).written}`);
@@ -67,6 +85,7 @@ async function parent(): Promise<void> {
       const from = WARM_AGENTS + round * IDLE_AGENTS;
       const before = (await bridge.ask<Mem>({ cmd: 'mem' })).mem;
       await connectMany(from, from + IDLE_AGENTS);
+      await allParked();
       await new Promise((r) => setTimeout(r, 500));
       const after = (await bridge.ask<Mem>({ cmd: 'mem' })).mem;
       const bareBefore = (await echo.ask<Mem>({ cmd: 'mem' })).mem;
@@ -82,10 +101,11 @@ async function parent(): Promise<void> {
       });
     }
     await snapshot('after.heapsnapshot');
-    const agentsNow = (await bridge.ask<{ metrics: { connections: { agent: number } } }>({ cmd: 'mem' })).metrics.connections.agent;
+    const { metrics: final } = await bridge.ask<Metrics>({ cmd: 'mem' });
+    const agentsNow = final.connections.agent;
     const kib = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' / ');
     console.log(
-      `memory per idle signed-in agent on the bridge (${agentsNow} agents, ${MEMORY_ROUNDS} rounds of ${IDLE_AGENTS}): RSS ${kib(perAgent.map((p) => p.rss))} KiB, heap ${kib(perAgent.map((p) => p.heap))} KiB` +
+      `memory per idle signed-in agent on the bridge (${agentsNow} agents, ${final.parking.parked} parked, ${MEMORY_ROUNDS} rounds of ${IDLE_AGENTS}): RSS ${kib(perAgent.map((p) => p.rss))} KiB, heap ${kib(perAgent.map((p) => p.heap))} KiB` +
         `   (bare ws server per socket: RSS ${kib(perAgent.map((p) => p.bareRss))} KiB, heap ${kib(perAgent.map((p) => p.bareHeap))} KiB)`,
     );
     reportTarget('Memory: bridge RSS per idle agent vs a bare ws server, per round', summarize(perAgent.map((p) => p.rss / p.bareRss)), 1.0);

@@ -344,8 +344,14 @@ async function parent(): Promise<void> {
       );
     }
     reportChannelCpu(results, SIZES, INFLIGHT);
-    const stats = await bridge.ask<{ metrics: { drops: Record<string, number>; frames_relayed: number } }>({ cmd: 'mem' });
-    console.log(`bridge counters: ${stats.metrics.frames_relayed} frames relayed, drops ${JSON.stringify(stats.metrics.drops)}`);
+    const stats = await bridge.ask<{ metrics: { drops: Record<string, number>; frames_relayed: number; parking: { parks: number; wakes: number } } }>({
+      cmd: 'mem',
+    });
+    // A cell's traffic never pauses for 5 s: parks happen only between cells (the bridge's peers idle while other paths are measured).
+    const { parks, wakes } = stats.metrics.parking;
+    console.log(
+      `bridge counters: ${stats.metrics.frames_relayed} frames relayed, drops ${JSON.stringify(stats.metrics.drops)}, ${parks} parks, ${wakes} wakes`,
+    );
     for (const ws of [direct, minimal, heavy, viaBridge, hsc1.ws, hsc2.ws, hsc3.ws, gcm.ws, batch.ws, viaWorkers, viaNginx]) ws?.terminate();
     await workers?.stop();
     if ('url' in nginx) await nginx.stop();

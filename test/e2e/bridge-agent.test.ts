@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { startClientHandshake, ChannelError, parseChannelClosedNotice, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
 import { agentFor, clientFor } from '../helpers/agent.ts';
 import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
-import { startTestBridge, until } from '../bridge/helpers.ts';
+import { nodeOnly, startTestBridge, until } from '../bridge/helpers.ts';
 import { idOf, hostRoomUrl, signedInPeer, type TestPeer } from '../bridge/peers.ts';
 
 interface Sealed {
@@ -130,6 +130,24 @@ test('through the bridge: the channel signs in, serves a request, a queued job a
   assert.ok(!s.carried.some((b) => b.includes(MARKER) || b.includes('dispatcher')), 'the bridge never saw the command, its output or the class');
   const audit = agent.services.audit.recent(10).find((r) => r.transport === 'bridge' && r.action === 'run');
   assert.equal(audit?.user, 'admin');
+});
+
+test('a parked agent (Node: idle sockets parked, docs/bridge-protocol.md §2.7) serves a sealed request as when awake', {
+  skip: nodeOnly('parking is how the Node bridge keeps idle sockets small'),
+}, async (t) => {
+  const { bridge, key } = await setup(t);
+  const s = await openChannel(t, bridge, key);
+  await sealedRequest(s, { id: 'c2', name: 'auth_ssl', namespace: 'rpc', args: s.c2 });
+  await bridge.clock.advance(6);
+  await bridge.sweep();
+  const parked = await bridge.metrics();
+  assert.equal(parked.parking.parked, parked.connections.agent + parked.connections.client, 'the agent and the client are parked');
+  assert.ok(parked.connections.agent === 1 && parked.parking.parked >= 2);
+
+  const query = await sealedRequest(s, { id: 'q', name: 'query', namespace: 'rpc', args: {} });
+  assert.equal((query.args as Record<string, string>)['admin/users'], 'read/write');
+  const woken = await bridge.metrics();
+  assert.equal(woken.parking.wakes - parked.parking.wakes, 2, 'the client woke by its frame, the agent by the frame for it');
 });
 
 test('a bridge that alters, replays or drops a frame kills the channel visibly', async (t) => {

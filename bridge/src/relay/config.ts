@@ -32,6 +32,11 @@ export interface RelayConfig {
   heartbeatIntervalSeconds: number;
   /** A peer that sent nothing (not even a pong) for this long is closed (4000). */
   silentCloseSeconds: number;
+  /**
+   * Node: a signed-in socket with no frame in or out for this long is parked (runtime/node/parking.ts:
+   * `ws`'s per-socket objects dropped until its next byte); 0 never parks. Workers hibernates instead.
+   */
+  parkQuietSeconds: number;
   /** How often the periodic sweep re-reads revocations made by other processes. */
   revocationPollSeconds: number;
   /** Most md5_keys one peer may list (an agent with more users' keys than this is cut at the bound). */
@@ -77,6 +82,7 @@ export function relayConfig(overrides: RelayConfigOverrides = {}): RelayConfig {
     signinTicketSeconds: 8 * 3600,
     heartbeatIntervalSeconds: 20,
     silentCloseSeconds: 60,
+    parkQuietSeconds: 5,
     revocationPollSeconds: 5,
     maxKeysPerPeer: 10_000,
     pruneIntervalSeconds: 600,

@@ -37,6 +37,11 @@ export interface MetricsSnapshot {
   directory_lookups: number;
   /** Connections the bridge closed, by close code. */
   closes: Record<string, number>;
+  /**
+   * Node: idle sockets parked (`ws`'s objects dropped, runtime/node/parking.ts): `parked` now (a gauge),
+   * `parks` and `wakes` since start. Workers hibernates whole objects instead: all 0.
+   */
+  parking: { parked: number; parks: number; wakes: number };
 }
 
 /** What a runtime that sleeps keeps of the counters (the open-connection gauges are recounted). */
@@ -65,6 +70,7 @@ export class RelayMetrics {
   revocationCutoffs = 0;
   directoryLookups = 0;
   readonly closes: Record<string, number> = {};
+  readonly parking = { parked: 0, parks: 0, wakes: 0 };
 
   constructor(now: number) {
     this.startedAt = now;
@@ -113,6 +119,9 @@ export class RelayMetrics {
     this.revocationCutoffs = saved.revocation_cutoffs;
     this.directoryLookups = saved.directory_lookups ?? 0;
     Object.assign(this.closes, saved.closes);
+    // Saved by a runtime that never parks, or before parking existed: nothing parked.
+    this.parking.parks = saved.parking?.parks ?? 0;
+    this.parking.wakes = saved.parking?.wakes ?? 0;
   }
 
   snapshot(now: number): MetricsSnapshot {
@@ -139,6 +148,7 @@ export class RelayMetrics {
       revocation_cutoffs: this.revocationCutoffs,
       directory_lookups: this.directoryLookups,
       closes: { ...this.closes },
+      parking: { ...this.parking },
     };
   }
 }

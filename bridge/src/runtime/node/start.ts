@@ -47,7 +47,7 @@ export interface RunningBridge {
   readonly relay: Relay;
   readonly store: SqliteKeyStore;
   metrics(): MetricsSnapshot;
-  /** Runs the relay's periodic upkeep now (tests with a manual clock). */
+  /** Runs the relay's periodic upkeep now, parking idle sockets first (tests with a manual clock). */
   sweep(): Promise<void>;
   close(): Promise<void>;
 }
@@ -101,8 +101,13 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const urlFile = join(options.dataDir, URL_FILE);
   writeFileSync(urlFile, `${localUrl}\n`, { mode: 0o600 });
 
+  // Idle sockets are parked on the sweep's beat (runtime/node/parking.ts), before its heartbeat pings.
+  const sweep = () => {
+    transport.parking.pass(clock.now());
+    return relay.sweep();
+  };
   const interval = options.sweepIntervalMs ?? 1000;
-  const sweeper = interval > 0 ? setInterval(() => relay.sweep().catch((err: unknown) => logger.error({ err }, 'relay sweep failed')), interval) : null;
+  const sweeper = interval > 0 ? setInterval(() => sweep().catch((err: unknown) => logger.error({ err }, 'relay sweep failed')), interval) : null;
   sweeper?.unref();
   releaseStartupHeap();
   logger.info({ url, dataDir: options.dataDir }, 'bridge listening');
@@ -115,7 +120,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     relay,
     store,
     metrics: () => relay.snapshot(),
-    sweep: () => relay.sweep(),
+    sweep,
     async close() {
       if (closed) return;
       closed = true;

@@ -10,9 +10,11 @@
  * relay), no client set (`clientTracking: false`: it would add a closure and a listener array per
  * socket; the transport tracks only closing sockets, the relay the open ones), no pong closure
  * (`autoPong: false`: the relay answers pings itself, and not to a peer whose send queue is over the
- * bound, as `ws` stops answering a peer that does not read).
+ * bound, as `ws` stops answering a peer that does not read). And once idle, not even what `ws` needs:
+ * a quiet signed-in socket is parked without its WebSocket until its next byte (parking.ts).
  */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Server as WsServer, WebSocket, WebSocketServer } from 'ws';
 import type { Context, Hono } from 'hono';
@@ -22,6 +24,7 @@ import type { PeerSocket } from '../../relay/ports.ts';
 import type { Peer } from '../../relay/peer.ts';
 import type { RoomName } from '../../relay/rooms.ts';
 import { writeCoalescer } from './write-coalescing.ts';
+import { Parking, type ParkingLink, type WsInternals } from './parking.ts';
 
 /** `c.env` on Node: the request, plus the raw socket and head when the request is an upgrade. */
 export interface NodeEnv {
@@ -35,13 +38,8 @@ export interface NodeEnv {
 }
 
 const TEXT = { binary: false } as const;
+const EMPTY = Buffer.alloc(0);
 const BINARY = { binary: true } as const;
-
-/** The parts of `ws` the fast path touches (stable in ws 8, but not public API; checked before use). */
-interface WsInternals {
-  _socket?: Duplex;
-  _sender?: { _state?: number };
-}
 
 /** Below this, a relayed frame is written as one buffer (a copy is cheaper than more writes). */
 const JOIN_BELOW = 8 * 1024;
@@ -70,31 +68,46 @@ function frameStart(length: number, head: Uint8Array, extra: number, binary: boo
 /**
  * The PeerSocket port over a `ws` socket: frames go out as text (or binary when they came so), bytes
  * as they are. Everything sent is held until the end of the tick (write-coalescing.ts), so the frames
- * one read brings for this peer leave in one write.
+ * one read brings for this peer leave in one write. The one object per connection that lasts: its
+ * WebSocket is dropped while the socket is parked (parking.ts), and anything but a ping wakes it.
  */
-export class WsPeerSocket implements PeerSocket {
-  private readonly ws: WebSocket;
+export class WsPeerSocket implements PeerSocket, ParkingLink {
+  ws: RelayWebSocket | null;
+  readonly socket: Socket;
+  peer: Peer | undefined = undefined;
+  sentAt: number;
+  readonly transport: NodeRelayTransport;
 
-  constructor(ws: WebSocket) {
+  constructor(ws: RelayWebSocket, socket: Socket, transport: NodeRelayTransport) {
     this.ws = ws;
+    this.socket = socket;
+    this.transport = transport;
+    this.sentAt = transport.parking.now;
   }
 
   send(data: string | Uint8Array, binary = false): void {
-    const socket = (this.ws as unknown as WsInternals)._socket;
-    if (socket && this.ws.readyState === this.ws.OPEN) writeCoalescer.hold(socket);
-    this.ws.send(data, binary ? BINARY : TEXT);
+    const ws = this.ws ?? this.woken();
+    // Parked on a socket the peer half-closed: dropped, as `ws` drops what is sent after a close.
+    if (!ws) return;
+    this.sentAt = this.transport.parking.now;
+    if (ws.readyState === ws.OPEN) writeCoalescer.hold(this.socket);
+    ws.send(data, binary ? BINARY : TEXT);
   }
 
   get bufferedAmount(): number {
-    return this.ws.bufferedAmount;
+    return this.ws ? this.ws.bufferedAmount : this.socket.writableLength;
   }
 
   close(code: number, reason: string): void {
-    this.ws.close(code, reason);
+    const ws = this.ws ?? this.woken();
+    if (ws) ws.close(code, reason);
+    else this.socket.destroy();
   }
 
+  /** A parked socket's ping is written raw: heartbeats keep it parked. */
   ping(): void {
-    this.ws.ping();
+    if (this.ws) this.ws.ping();
+    else Parking.ping(this.socket);
   }
 
   /**
@@ -104,9 +117,10 @@ export class WsPeerSocket implements PeerSocket {
    * compression or Blob in progress); otherwise `send` keeps the order.
    */
   sendParts(head: Uint8Array, frame: Uint8Array, from: number, binary = false): boolean {
-    const internals = this.ws as unknown as WsInternals;
-    const socket = internals._socket;
-    if (this.ws.readyState !== this.ws.OPEN || !socket || internals._sender?._state !== 0) return false;
+    const ws = this.ws ?? this.woken();
+    if (!ws || ws.readyState !== ws.OPEN || (ws as unknown as WsInternals)._sender?._state !== 0) return false;
+    const socket = this.socket;
+    this.sentAt = this.transport.parking.now;
     writeCoalescer.hold(socket);
     const body = frame.length - from;
     const length = head.length + body;
@@ -120,6 +134,13 @@ export class WsPeerSocket implements PeerSocket {
     socket.write(frame.subarray(from));
     return true;
   }
+
+  /** The WebSocket of a parked socket, woken to send; null when the socket can no longer be written. */
+  private woken(): RelayWebSocket | null {
+    if (!this.socket.writable) return null;
+    this.transport.parking.wake(this);
+    return this.ws;
+  }
 }
 
 /**
@@ -129,18 +150,20 @@ export class WsPeerSocket implements PeerSocket {
  * event `ws` emits on a server socket has at most two arguments.
  */
 class RelayWebSocket extends WebSocket {
-  transport: NodeRelayTransport | undefined = undefined;
-  peer: Peer | undefined = undefined;
+  /** Its connection; taken away when the socket is parked (a dropped WebSocket reaches nothing). */
+  link: WsPeerSocket | undefined = undefined;
 
   /** Either side's close (`ws` calls this when the peer's close frame arrives): tracked until the socket is gone. */
   override close(code?: number, reason?: string | Buffer): void {
-    this.transport?.closing.add(this);
+    this.link?.transport.closing.add(this);
     super.close(code, reason);
   }
 
   override emit(event: string | symbol, a?: unknown, b?: unknown): boolean {
-    const { transport, peer } = this;
-    if (!transport || !peer) return super.emit(event, a, b);
+    const link = this.link;
+    const peer = link?.peer;
+    if (!link || !peer) return super.emit(event, a, b);
+    const transport = link.transport;
     const relay = transport.relay;
     switch (event) {
       case 'message':
@@ -154,6 +177,7 @@ class RelayWebSocket extends WebSocket {
         return true;
       case 'close':
         transport.closing.delete(this);
+        transport.parking.forget(link);
         relay.closed(peer);
         return true;
       case 'error': {
@@ -177,6 +201,8 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
    * Open sockets are the relay's peers (`relay.shutdown()` closes them all), so none is tracked here.
    */
   readonly closing = new Set<RelayWebSocket>();
+  /** Idle sockets without their WebSocket (parking.ts); `parking.pass` runs with the relay's sweep. */
+  readonly parking: Parking;
 
   constructor(relay: Relay) {
     this.relay = relay;
@@ -188,6 +214,8 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
       autoPong: false,
       WebSocket: RelayWebSocket,
     });
+    this.parking = new Parking({ relay, adopt: (link) => this.adopt(link as WsPeerSocket), now: relay.clock.now() });
+    if (this.parking.off) relay.logger.debug({ reason: this.parking.off }, 'idle sockets are not parked');
   }
 
   remoteAddress(c: Context<{ Bindings: NodeEnv }>): string {
@@ -199,7 +227,7 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
     if (!socket || !head) return c.text('WebSocket upgrade needs HTTP/1.1\n', 400);
     c.env.upgraded = true;
     if (c.env.onSocketError) socket.off('error', c.env.onSocketError);
-    this.wss.handleUpgrade(incoming, socket, head, (ws) => this.attach(ws, address, room));
+    this.wss.handleUpgrade(incoming, socket, head, (ws) => this.attach(ws, socket as Socket, address, room));
     return new Response(null, { status: 200 });
   }
 
@@ -231,9 +259,28 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
     };
   }
 
-  private attach(ws: RelayWebSocket, address: string, room: RoomName): void {
-    ws.peer = this.relay.open(new WsPeerSocket(ws), address, room);
-    ws.transport = this;
+  private attach(ws: RelayWebSocket, socket: Socket, address: string, room: RoomName): void {
+    const link = new WsPeerSocket(ws, socket, this);
+    ws.link = link;
+    link.peer = this.relay.open(link, address, room);
+    this.parking.track(link);
+  }
+
+  /** A parked socket wakes: a new WebSocket takes it as the server's handshake would (`completeUpgrade`). */
+  private adopt(link: WsPeerSocket): RelayWebSocket {
+    const o = this.wss.options;
+    // The server's own call (`new this.options.WebSocket(null, undefined, this.options)`), which ws's types omit.
+    const ws = new (RelayWebSocket as unknown as new (address: null, protocols: undefined, options: object) => RelayWebSocket)(null, undefined, o);
+    (ws as unknown as WsInternals).setSocket(link.socket, EMPTY, {
+      allowSynchronousEvents: o.allowSynchronousEvents,
+      maxBufferedChunks: o.maxBufferedChunks,
+      maxFragments: (o as { maxFragments?: number }).maxFragments,
+      maxPayload: o.maxPayload,
+      skipUTF8Validation: o.skipUTF8Validation,
+    });
+    ws.link = link;
+    link.ws = ws;
+    return ws;
   }
 
   /**

@@ -35,7 +35,9 @@ async function pair(t: TestContext) {
       return original(...args);
     };
   }
-  return { peer: new WsPeerSocket(server), server, coalescer: writeCoalescer, received, closed, writes };
+  // A socket of a plain server, outside any transport: only the clock parking stamps sends with is read.
+  const transport = { parking: { now: 0 } } as unknown as ConstructorParameters<typeof WsPeerSocket>[2];
+  return { peer: new WsPeerSocket(server as never, raw, transport), server, coalescer: writeCoalescer, received, closed, writes };
 }
 
 const tick = () => new Promise((r) => setImmediate(r));
