@@ -4,8 +4,9 @@
  * sign-in) and since when; and whether that differs from what the peer was last told.
  */
 import { eventEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { markOverBound } from './forwarding.ts';
 import type { Matcher } from './matching.ts';
-import type { Peer } from './peer.ts';
+import { NO_IDS, type Peer } from './peer.ts';
 import type { PeerKind } from './ports.ts';
 
 /** The announcement entry for one peer. */
@@ -60,4 +61,20 @@ export function offerOf(matcher: Matcher, peer: Peer): Offer {
       }),
     changedFor: (p) => ids.size !== p.announced.size || offer.some((q) => !p.announced.has(q.id)) || accessKey !== p.announcedAccess,
   };
+}
+
+/**
+ * Sends `peer` its offer when it changed (or always when `force`: right after it listed its keys);
+ * whether one was sent. Always sent, even to a peer over its bound (it must know whom it may reach):
+ * the stuck-queue close (1013) bounds what a peer that does not read can hold.
+ */
+export function sendOffer(matcher: Matcher, peer: Peer, force: boolean, maxQueueBytes: number, now: number): boolean {
+  if (peer.closed || peer.state !== 'signed-in') return false;
+  const offer = offerOf(matcher, peer);
+  if (!force && !offer.changedFor(peer)) return false;
+  peer.announced = offer.ids.size === 0 ? NO_IDS : offer.ids;
+  peer.announcedAccess = offer.accessKey;
+  if (peer.socket.bufferedAmount > maxQueueBytes) markOverBound(peer, now);
+  peer.socket.send(JSON.stringify(offer.event()));
+  return true;
 }

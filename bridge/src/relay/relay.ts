@@ -19,7 +19,7 @@ import { BridgeApi, type ApiHost, type KeyList } from './api.ts';
 import { CLOSE, relayConfig, type DropReason, type RelayConfig } from './config.ts';
 import { allocateZeroed, frameText, isApiFrame, type Frame } from './frames.ts';
 import { Forwarder, markOverBound, wireSize } from './forwarding.ts';
-import { offerOf } from './announcement.ts';
+import { sendOffer } from './announcement.ts';
 import { hostEntry, Matcher } from './matching.ts';
 import { RelayMetrics, type MetricsSnapshot } from './metrics.ts';
 import { closeDue, greetingFrame, NO_IDS, Peer, revivePeer, type SavedPeer } from './peer.ts';
@@ -103,7 +103,7 @@ export class Relay implements ApiHost {
       this.metrics.refusedTooManyConnections++;
       return `Too many connections from this address (${this.config.maxConnectionsPerAddress}); close some first`;
     }
-    if (this.exempt(address)) return null;
+    if (this.isExempt(address)) return null;
     const blocked = await this.store.isBlocked(address, this.clock.now());
     if (!blocked) return null;
     this.metrics.refusedBlacklisted++;
@@ -334,7 +334,7 @@ export class Relay implements ApiHost {
   }
 
   isExempt(address: string): boolean {
-    return this.exempt(address);
+    return this.config.blacklist.exemptLoopback && isLoopback(address);
   }
 
   // ---- internals ----
@@ -347,17 +347,7 @@ export class Relay implements ApiHost {
 
   /** Sends `peer` its offer when it changed (or always when `force`: right after it listed its keys). */
   private announce(peer: Peer, force: boolean): void {
-    if (peer.closed || peer.state !== 'signed-in') return;
-    const offer = offerOf(this.matcher, peer);
-    if (!force && !offer.changedFor(peer)) return;
-    peer.announced = offer.ids.size === 0 ? NO_IDS : offer.ids;
-    peer.announcedAccess = offer.accessKey;
-    this.metrics.announcements++;
-    // Always sent, even to a peer over its bound (it must know whom it may reach); the stuck-queue
-    // close (1013) bounds what a peer that does not read can hold.
-    if (peer.socket.bufferedAmount > this.config.maxQueueBytes) markOverBound(peer, this.clock.now());
-    const event = offer.event();
-    peer.socket.send(JSON.stringify(event));
+    if (sendOffer(this.matcher, peer, force, this.config.maxQueueBytes, this.clock.now())) this.metrics.announcements++;
   }
 
   /** A copy: callers close peers while they go through it. */
@@ -398,10 +388,6 @@ export class Relay implements ApiHost {
   private touch(keyId: string): void {
     if (!this.lastSeen.due(keyId, this.clock.now())) return;
     this.store.touch(keyId, this.clock.now()).catch((err: unknown) => this.logger.warn({ err, keyId }, 'could not record last_seen_at'));
-  }
-
-  private exempt(address: string): boolean {
-    return this.config.blacklist.exemptLoopback && isLoopback(address);
   }
 }
 
