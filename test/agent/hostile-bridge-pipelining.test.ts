@@ -21,8 +21,8 @@ import {
   type ClientTicket,
   type SecureChannel,
 } from '@hostadm/shared/crypto/index.ts';
-import { agentFor, auditedSignIns, clientFor, type TestAgent } from '../helpers/agent.ts';
-import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
+import { agentFor, auditedSignIns, clientFor, type TestAgent, registerKey } from '../helpers/agent.ts';
+import { rsaKey, type TestKey } from '../helpers/keys.ts';
 import { hostileBridge, type Envelope, type HostileBridge } from '../helpers/hostile-bridge.ts';
 
 /** One channel of a client behind the bridge: what it seals goes to the bridge, what comes back is opened in order. */
@@ -118,10 +118,7 @@ async function resume(bridge: HostileBridge, ticket: ClientTicket, id: string, r
 async function setup(t: TestContext, version: ChannelVersion) {
   const agent = await agentFor(t);
   const key = rsaKey();
-  const admin = await clientFor(t, agent, 'admin');
-  const token = await admin.login('admin');
-  const registered = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
-  assert.equal(registered.name, 'response', JSON.stringify(registered.args));
+  await registerKey(t, agent, key);
   const bridge = await hostileBridge(t, agent, version === 'hsc2' ? { channelVersions: ['hsc2'] } : {});
   const ticket = await ticketFromHandshake(bridge, key, agent, 'client-first', [version]);
   return { agent, bridge, ticket };

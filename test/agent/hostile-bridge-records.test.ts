@@ -8,8 +8,8 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChannelSender, parseChannelClosedNotice, startClientHandshake, utf8Encode, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
-import { agentFor, clientFor } from '../helpers/agent.ts';
-import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
+import { agentFor, registerKey } from '../helpers/agent.ts';
+import { rsaKey, type TestKey } from '../helpers/keys.ts';
 import { hostileBridge, type Envelope, type HostileBridge } from '../helpers/hostile-bridge.ts';
 
 /** A client behind the bridge with an hsc3 channel, signed in with its key (C2), and its replies opened. */
@@ -76,10 +76,7 @@ async function hsc3Client(bridge: HostileBridge, key: TestKey, id: string): Prom
 async function setup(t: TestContext) {
   const agent = await agentFor(t);
   const key = rsaKey();
-  const admin = await clientFor(t, agent, 'admin');
-  const token = await admin.login('admin');
-  const registered = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
-  assert.equal(registered.name, 'response', JSON.stringify(registered.args));
+  await registerKey(t, agent, key);
   return { agent, key, bridge: await hostileBridge(t, agent) };
 }
 

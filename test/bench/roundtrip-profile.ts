@@ -1,22 +1,10 @@
-/**
- * Where a bridged call's CPU goes, as the SDK and the agent really do it (a profiling tool, not a
- * bench or a test): a Node bridge, a sim agent joined to it and an SDK client in ONE process (so one
- * profile covers the client's send path, the bridge, the agent's receive, open, dispatch, reply and
- * seal), PROFILE_CALLS calls with 64 in flight through the channel they negotiate (hsc3) after a warm-up. It prints the
- * CPU per call and the profile's self time by source (SDK, agent, bridge, channel, node:crypto, ws,
- * the pipeline's store, GC) and writes the V8 CPU profile (open it in Chrome DevTools) to PROFILE_OUT.
- *
- * Run: node test/bench/roundtrip-profile.ts   Env: PROFILE_CALLS (20000), PROFILE_OP (query | memorystats),
- * PROFILE_OUT (a .cpuprofile path; default: a temp file, its path printed).
- */
-import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { agentFor, clientFor } from '../helpers/agent.ts';
-import { rsaKey, signatureProof } from '../helpers/keys.ts';
+import { agentFor, registerKey } from '../helpers/agent.ts';
+import { rsaKey } from '../helpers/keys.ts';
 import { startTestBridge } from '../bridge/helpers.ts';
 import { bridgeTransport, connect, NodeWebSocket } from '../../client/sdk/src/node.ts';
 
@@ -56,11 +44,7 @@ test('profile of bridged calls through the hsc3 channel', async (t) => {
   const agent = await agentFor(t, { bridge: { url: bridge.url, joinToken: bridgeToken, nickname: 'simhost' } });
   await agent.bridgeLink?.ready();
   const key = rsaKey();
-  const admin = await clientFor(t, agent, 'admin');
-  const token = await admin.login('admin');
-  const registered = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
-  assert.equal(registered.name, 'response');
-  admin.close();
+  await registerKey(t, agent, key);
   const client = await connect({
     transport: bridgeTransport({
       bridgeUrl: bridge.url,

@@ -8,8 +8,8 @@ import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agentFor, clientFor, type TestAgent } from '../helpers/agent.ts';
-import { signatureProof, type TestKey } from '../helpers/keys.ts';
+import { agentFor, type TestAgent, registerKey } from '../helpers/agent.ts';
+import type { TestKey } from '../helpers/keys.ts';
 import { startTestBridge, type TestBridge } from '../bridge/helpers.ts';
 import { runCli, show } from './cli-support.ts';
 
@@ -34,11 +34,7 @@ export async function bridgedProfile(t: TestContext, name: string): Promise<Brid
   const privateKey = createPrivateKey(readFileSync(keyPath, 'utf8'));
   const spkiPem = createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
   const key: TestKey = { privateKey, pubKeyB64: Buffer.from(spkiPem).toString('base64'), algorithm: 'rsa' };
-  const admin = await clientFor(t, agent, 'admin');
-  const token = await admin.login('admin');
-  const registered = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
-  assert.equal(registered.name, 'response', JSON.stringify(registered.args));
-  admin.close();
+  await registerKey(t, agent, key);
   const added = await runCli(['profile', 'add', 'lab', '--bridge', bridge.url, '--host', 'simhost', '--key', keyPath], env);
   assert.equal(added.code, 0, show(added));
   return { bridge, agent, config, env };

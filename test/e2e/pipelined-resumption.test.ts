@@ -10,8 +10,8 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import { agentFor, auditedSignIns, clientFor, type TestAgent } from '../helpers/agent.ts';
-import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
+import { agentFor, auditedSignIns, type TestAgent, registerKey } from '../helpers/agent.ts';
+import { rsaKey, type TestKey } from '../helpers/keys.ts';
 import { startTestBridge } from '../bridge/helpers.ts';
 import { bridgeTransport, ConnectionError, HostadmClient, NodeWebSocket, type ClientTicket, type TicketStore } from '../../client/sdk/src/node.ts';
 
@@ -131,11 +131,7 @@ async function setup(t: TestContext, version: 'hsc3' | 'hsc2' = 'hsc3') {
   });
   await agent.bridgeLink?.ready();
   const key = rsaKey();
-  const admin = await clientFor(t, agent, 'admin');
-  const token = await admin.login('admin');
-  const registered = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
-  assert.equal(registered.name, 'response', JSON.stringify(registered.args));
-  admin.close();
+  await registerKey(t, agent, key);
   const tickets = store();
   const first = client(t, bridge.url, agent, key, tickets, { joinToken: await bridge.token('client') });
   await first.open();

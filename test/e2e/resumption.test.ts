@@ -7,7 +7,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import { agentFor, auditedSignIns, clientFor, type TestAgent } from '../helpers/agent.ts';
+import { agentFor, auditedSignIns, clientFor, type TestAgent, registerKey } from '../helpers/agent.ts';
 import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
 import { startTestBridge, type TestBridge } from '../bridge/helpers.ts';
 import { bridgeTransport, connect, NodeWebSocket, type ClientTicket, type HostadmClient, type TicketStore } from '../../client/sdk/src/node.ts';
@@ -34,11 +34,7 @@ function recordingStore(): TicketStore & { kept: ClientTicket | undefined; sent:
 async function hostBehind(t: TestContext, bridge: TestBridge, nickname: string, key: TestKey): Promise<TestAgent> {
   const agent = await agentFor(t, { bridge: { url: bridge.url, joinToken: await bridge.token('agent', { nickname }), nickname } });
   await agent.bridgeLink?.ready();
-  const admin = await clientFor(t, agent, 'admin');
-  const token = await admin.login('admin');
-  const registered = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
-  assert.equal(registered.name, 'response', JSON.stringify(registered.args));
-  admin.close();
+  await registerKey(t, agent, key);
   return agent;
 }
 

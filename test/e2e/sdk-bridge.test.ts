@@ -6,8 +6,8 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { agentFor, clientFor } from '../helpers/agent.ts';
-import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
+import { agentFor, registerKey } from '../helpers/agent.ts';
+import { rsaKey, type TestKey } from '../helpers/keys.ts';
 import { startTestBridge, until } from '../bridge/helpers.ts';
 import { MAX_SEALED_PLAINTEXT_BYTES } from '../../shared/src/crypto/index.ts';
 import {
@@ -45,11 +45,7 @@ async function setup(t: TestContext) {
   const agent = await agentFor(t, { bridge: { url: bridge.url, joinToken: await bridge.token('agent', { nickname: 'simhost' }), nickname: 'simhost' } });
   await agent.bridgeLink?.ready();
   const key = rsaKey();
-  const admin = await clientFor(t, agent, 'admin');
-  const token = await admin.login('admin');
-  const registered = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
-  assert.equal(registered.name, 'response', JSON.stringify(registered.args));
-  admin.close();
+  await registerKey(t, agent, key);
   return { bridge, agent, key };
 }
 

@@ -7,8 +7,8 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import { agentFor, clientFor } from '../helpers/agent.ts';
-import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
+import { agentFor, registerKey } from '../helpers/agent.ts';
+import { rsaKey, type TestKey } from '../helpers/keys.ts';
 import { startTestBridge, until } from '../bridge/helpers.ts';
 import { bridgeTransport, connect, ConnectionError, NodeWebSocket, type HostadmClient } from '../../client/sdk/src/node.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
@@ -131,10 +131,7 @@ async function setup(
   const agent = await agentFor(t, { bridge: { url: bridge.url, joinToken, nickname: 'simhost', ...olderAgent } });
   await agent.bridgeLink?.ready();
   const key = rsaKey();
-  const admin = await clientFor(t, agent, 'admin');
-  const token = await admin.login('admin');
-  await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
-  admin.close();
+  await registerKey(t, agent, key);
   const middle = await manInTheMiddle(t, bridge.url, { oldBridge: version === 'hsc1', ...(stripOffer ? { stripOffer } : {}) });
   // A long request timeout: a failure that only came from it would name it, not the channel.
   const client = await connect({

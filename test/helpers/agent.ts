@@ -7,8 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import WebSocket from 'ws';
+import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { startAgent, type AgentOptions, type RunningAgent } from '@hostadm/agent/agent.ts';
+import { signatureProof, type TestKey } from './keys.ts';
 
 export const SIM_PASSWORD = 'test-pass-1';
 
@@ -200,6 +202,18 @@ export async function clientFor(t: TestContext, agent: { url: string }, user?: s
   t.after(() => client.close());
   if (user) await client.login(user, password);
   return client;
+}
+
+/**
+ * Registers `key` for `user` on `agent` as its administrator would: signed in directly with the
+ * password, the proof signing that session's token. Fails the test when the agent refuses it.
+ */
+export async function registerKey(t: TestContext, agent: { url: string }, key: TestKey, user = 'admin'): Promise<void> {
+  const admin = await clientFor(t, agent);
+  const token = await admin.login(user);
+  const registered = await admin.call('settings', 'register_ssl_cert', { pub_key: key.pubKeyB64, proof: signatureProof(key, 'register-proof', token) });
+  assert.equal(registered.name, 'response', JSON.stringify(registered.args));
+  admin.close();
 }
 
 /**
