@@ -20,11 +20,13 @@ async function startUp(t: TestContext, home: string, env: Record<string, string>
   let banner = '';
   up.stdout.setEncoding('utf8').on('data', (c: string) => (banner += c));
   up.stderr.setEncoding('utf8').on('data', (c: string) => (banner += c));
+  // One hook, in this order: removed while `up` still ran, its agent wrote the sim state back into `home`.
   t.after(async () => {
     if (up.exitCode === null && up.signalCode === null) {
       up.kill('SIGTERM');
       await new Promise((r) => up.once('close', r));
     }
+    rmSync(home, { recursive: true, force: true });
   });
   const deadline = Date.now() + 60_000;
   while (!banner.includes('Ctrl-C stops')) {
@@ -41,7 +43,6 @@ interface KeptTicket {
 
 test('cold bridged calls through hostadm up: each prints its result and leaves a fresh ticket that allows pipelining', async (t) => {
   const home = mkdtempSync(join(tmpdir(), 'hostadm-pipelined-'));
-  t.after(() => rmSync(home, { recursive: true, force: true }));
   const env = { HOME: home, XDG_CONFIG_HOME: join(home, 'config') };
   await startUp(t, home, env);
   const ticketFile = join(home, 'config', 'hostadm', 'tickets', 'profile-p.json');
