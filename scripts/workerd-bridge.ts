@@ -56,6 +56,36 @@ export interface WorkerdBridge {
   restart(): Promise<WorkerdBridge>;
 }
 
+/** Whether a process of group `pgrp` still runs (zombies excluded: they write nothing). Linux /proc. */
+function groupRunning(pgrp: number): boolean {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, , group] = fields.slice(fields.lastIndexOf(')') + 2).split(' ');
+      if (Number(group) === pgrp && state !== 'Z') return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
+}
+
+/**
+ * Kills wrangler's process group (workerd included) and waits until none of it runs, at most `ms`:
+ * synchronously, since exit hooks cannot wait for events.
+ */
+function killGroupNow(pgrp: number, ms = 3000): void {
+  try {
+    process.kill(-pgrp, 'SIGKILL');
+  } catch {
+    return; // no such group: all gone
+  }
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = Date.now() + ms;
+  while (groupRunning(pgrp) && Date.now() < deadline) Atomics.wait(pause, 0, 0, 10);
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -173,11 +203,13 @@ async function launch(options: SettledOptions, port: number, temporary: boolean)
   };
   // A test process that ends without stopping us must not leave workerd running, nor its temporary
   // state (a few MB of SQLite per run): on exit, and on a terminating signal (node --test cancels
-  // files with SIGTERM), which is then re-raised. Removed after the kill: workerd writes no more once
-  // signalled, and a file it still had open goes with the directory.
+  // files with SIGTERM), which is then re-raised. A temporary state is removed only once nothing of
+  // workerd runs: a workerd shutting down on SIGTERM still flushes its Durable Objects, and wrote
+  // their directories back into a state removed meanwhile.
   const abandon = () => {
-    kill();
-    if (temporary) rmSync(stateDir, { recursive: true, force: true });
+    if (!temporary) return kill();
+    killGroupNow(child.pid!);
+    rmSync(stateDir, { recursive: true, force: true });
   };
   process.once('exit', abandon);
   const onSignal = (signal: NodeJS.Signals) => {
@@ -242,7 +274,11 @@ async function launch(options: SettledOptions, port: number, temporary: boolean)
           // gone
         }
       }
-      if (!keepState) rmSync(stateDir, { recursive: true, force: true });
+      if (!keepState) {
+        // wrangler's exit does not mean workerd's: nothing of the group may write into what is removed.
+        killGroupNow(child.pid!);
+        rmSync(stateDir, { recursive: true, force: true });
+      }
     },
     async restart() {
       await bridge.stop(true);

@@ -12,14 +12,15 @@ import { BRIDGE_RUNTIME } from './helpers.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
-/** Processes whose process group is `pgrp` (workerd runs in wrangler's group). */
+/** Running (not zombie) processes whose process group is `pgrp` (workerd runs in wrangler's group). */
 function groupMembers(pgrp: number): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgrp) found.push(Number(entry));
+      const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(group) === pgrp && state !== 'Z') found.push(Number(entry));
     } catch {
       // gone meanwhile
     }
@@ -31,6 +32,11 @@ const CHILD = `
   import { startWorkerdBridge } from ${JSON.stringify(`${root}scripts/workerd-bridge.ts`)};
   const bridge = await startWorkerdBridge();
   const res = await fetch(bridge.httpUrl + '/healthz');
+  // A socket on the relay hub: its Durable Object has state to flush when workerd shuts down.
+  const { default: WebSocket } = await import('ws');
+  const ws = new WebSocket(bridge.httpUrl.replace('http', 'ws') + '/relay');
+  await new Promise((resolve, reject) => { ws.once('message', resolve); ws.once('error', reject); });
+  ws.terminate();
   console.log(JSON.stringify({ stateDir: bridge.stateDir, ok: res.ok, workerd: bridge.workerdPid(), wrangler: bridge.wranglerPid }));
   if (process.argv[1] === 'signal') process.kill(process.pid, 'SIGTERM');
   // 'exit': the event loop is left empty (workerd does not keep the process alive), so it ends.
@@ -59,10 +65,10 @@ for (const how of ['signal', 'exit'] as const) {
     assert.equal(started.ok, true, 'workerd answered before the child ended');
     if (how === 'signal') assert.equal(exit.signal, 'SIGTERM', 'the signal is re-raised: the process still ends by it');
     assert.equal(existsSync(started.stateDir), false, `${started.stateDir} is left behind`);
-    // workerd goes within a few seconds of SIGTERM; wrangler runs detached, leading its own process group.
-    const deadline = Date.now() + 15_000;
-    while (existsSync(`/proc/${started.workerd}`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    assert.equal(existsSync(`/proc/${started.workerd}`), false, `workerd ${started.workerd} is still running`);
-    assert.deepEqual(groupMembers(started.wrangler), [], "nothing of wrangler's process group is left running");
+    // Already gone when the child has ended, not merely signalled: a workerd shutting down still flushes
+    // its Durable Objects, and wrote their directories back into a state removed meanwhile (CI saw it).
+    // wrangler runs detached, leading its own process group; zombies write nothing.
+    assert.deepEqual(groupMembers(started.wrangler), [], "wrangler's process group still runs after the child ended");
+    assert.equal(existsSync(started.stateDir), false, `${started.stateDir} was written again after its removal`);
   });
 }
