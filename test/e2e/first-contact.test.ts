@@ -12,14 +12,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { agentFor } from '../helpers/agent.ts';
-import { rsaKey, type TestKey } from '../helpers/keys.ts';
+import { rsaKey, type TestKey, keyPems } from '../helpers/keys.ts';
 import { BRIDGE_RUNTIME, startTestBridge, type TestBridge } from '../bridge/helpers.ts';
 import { bridgeTransport, connect, HostadmRequestError, KeyNotRegisteredError, listBridgeHosts, NodeWebSocket } from '../../client/sdk/src/node.ts';
-
-const keyPems = (key: TestKey) => ({
-  privatePem: key.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-  publicPem: Buffer.from(key.pubKeyB64, 'base64').toString('utf8'),
-});
 
 /** Forwards a client's leg to the bridge and keeps every byte that crossed, both ways. */
 async function recordingMiddle(t: TestContext, bridgeUrl: string): Promise<{ url: string; seen: () => string; binaryFrames: () => number }> {

@@ -11,7 +11,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { agentFor, auditedSignIns, type TestAgent, registerKey } from '../helpers/agent.ts';
-import { rsaKey, type TestKey } from '../helpers/keys.ts';
+import { rsaKey, type TestKey, keyPems } from '../helpers/keys.ts';
 import { startTestBridge } from '../bridge/helpers.ts';
 import { bridgeTransport, ConnectionError, HostadmClient, NodeWebSocket, type ClientTicket, type TicketStore } from '../../client/sdk/src/node.ts';
 
@@ -98,11 +98,6 @@ function store(): TicketStore & { kept: ClientTicket | undefined } {
   const s = { kept: undefined as ClientTicket | undefined, load: () => s.kept, save: (ticket: ClientTicket | undefined) => void (s.kept = ticket) };
   return s;
 }
-
-const keyPems = (key: TestKey) => ({
-  privatePem: key.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-  publicPem: Buffer.from(key.pubKeyB64, 'base64').toString('utf8'),
-});
 
 /** A client made as a caller would: `open()` started, the call made at once, both awaited. */
 function client(t: TestContext, bridgeUrl: string, agent: TestAgent, key: TestKey, tickets: TicketStore, extra: { joinToken?: string } = {}) {

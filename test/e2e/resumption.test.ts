@@ -8,14 +8,9 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { agentFor, auditedSignIns, clientFor, type TestAgent, registerKey } from '../helpers/agent.ts';
-import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
+import { rsaKey, signatureProof, type TestKey, keyPems } from '../helpers/keys.ts';
 import { startTestBridge, type TestBridge } from '../bridge/helpers.ts';
 import { bridgeTransport, connect, NodeWebSocket, type ClientTicket, type HostadmClient, type TicketStore } from '../../client/sdk/src/node.ts';
-
-const keyPems = (key: TestKey) => ({
-  privatePem: key.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-  publicPem: Buffer.from(key.pubKeyB64, 'base64').toString('utf8'),
-});
 
 /** A ticket store the test can read and rewrite. */
 function recordingStore(): TicketStore & { kept: ClientTicket | undefined; sent: ClientTicket[] } {

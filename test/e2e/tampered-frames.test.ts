@@ -8,7 +8,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { agentFor, registerKey } from '../helpers/agent.ts';
-import { rsaKey, type TestKey } from '../helpers/keys.ts';
+import { rsaKey, keyPems } from '../helpers/keys.ts';
 import { startTestBridge, until } from '../bridge/helpers.ts';
 import { bridgeTransport, connect, ConnectionError, NodeWebSocket, type HostadmClient } from '../../client/sdk/src/node.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
@@ -107,11 +107,6 @@ async function manInTheMiddle(t: TestContext, bridgeUrl: string, options: { oldB
 }
 
 type Frame = { data: string; binary: false } | { data: Buffer; binary: true };
-
-const keyPems = (key: TestKey) => ({
-  privatePem: key.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-  publicPem: Buffer.from(key.pubKeyB64, 'base64').toString('utf8'),
-});
 
 /**
  * hsc3: what the SDK and a current agent negotiate; hsc2: the same SDK with an agent from before hsc3

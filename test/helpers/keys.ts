@@ -35,3 +35,11 @@ export function signatureProof(key: TestKey, purpose: SignaturePurpose, challeng
 export function rawSignature(key: TestKey, message: string | Uint8Array): string {
   return sign(key.algorithm === 'rsa' ? 'sha256' : null, Buffer.from(message), key.privateKey).toString('base64');
 }
+
+/** The key as the SDK takes it (`bridgeTransport`'s `key`): PKCS#8 private PEM and the public PEM. */
+export function keyPems(key: TestKey): { privatePem: string; publicPem: string } {
+  return {
+    privatePem: key.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicPem: Buffer.from(key.pubKeyB64, 'base64').toString('utf8'),
+  };
+}
