@@ -3,6 +3,7 @@
  * runs in this process and must keep answering) against an in-process agent, with a private
  * XDG_CONFIG_HOME and the connection in the environment.
  */
+import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -76,3 +77,40 @@ export function json<T = unknown>(result: CliResult): T {
 }
 
 export const show = (r: CliResult) => `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+
+/** Polls `probe` every 100 ms until it returns a value, failing the test after 30 s. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * `hostadm up` (profile `p`, data in `home/data`) in its own process, once its banner says it is
+ * ready; stopped when the test ends, or earlier by the function returned.
+ */
+export async function startUp(t: TestContext, home: string, env: Record<string, string>): Promise<() => Promise<void>> {
+  const up = spawn(HOSTADM, ['up', '--port-bridge', '0', '--port-agent', '0', '--data', join(home, 'data'), '--profile', 'p'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let banner = '';
+  up.stdout.setEncoding('utf8').on('data', (c: string) => (banner += c));
+  up.stderr.setEncoding('utf8').on('data', (c: string) => (banner += c));
+  const stop = async () => {
+    if (up.exitCode === null && up.signalCode === null) {
+      up.kill('SIGTERM');
+      await new Promise((r) => up.once('close', r));
+    }
+  };
+  t.after(stop);
+  await until('hostadm up', () => {
+    if (up.exitCode !== null) assert.fail(`hostadm up exited:\n${banner}`);
+    return banner.includes('Ctrl-C stops') ? true : undefined;
+  });
+  return stop;
+}

@@ -5,14 +5,13 @@
  * saying nothing about it); `session stop` ends it; a 1 s idle time ends one; a stale socket is
  * replaced; the session ends with its bridge connection; no process is left.
  */
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HOSTADM, runCli, show, type CliResult } from './cli-support.ts';
+import { runCli, show, startUp, until, type CliResult } from './cli-support.ts';
 
 interface StatusRow {
   pid: number;
@@ -42,38 +41,6 @@ function processesUnder(dir: string): number[] {
     }
   }
   return pids;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function startUp(t: TestContext, home: string, env: Record<string, string>): Promise<() => Promise<void>> {
-  const up = spawn(HOSTADM, ['up', '--port-bridge', '0', '--port-agent', '0', '--data', join(home, 'data'), '--profile', 'p'], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let banner = '';
-  up.stdout.setEncoding('utf8').on('data', (c: string) => (banner += c));
-  up.stderr.setEncoding('utf8').on('data', (c: string) => (banner += c));
-  const stop = async () => {
-    if (up.exitCode === null && up.signalCode === null) {
-      up.kill('SIGTERM');
-      await new Promise((r) => up.once('close', r));
-    }
-  };
-  t.after(stop);
-  await until('hostadm up', () => {
-    if (up.exitCode !== null) assert.fail(`hostadm up exited:\n${banner}`);
-    return banner.includes('Ctrl-C stops') ? true : undefined;
-  });
-  return stop;
 }
 
 test('HOSTADM_PERSIST: later bridged calls go through one persisted session and print the same', async (t) => {

@@ -4,37 +4,12 @@
  * resumes with the ticket the one before left, its call leaving in RC's flight (the ticket says the
  * host allows it: `pipelining`). Each still prints its result and leaves a fresh ticket for the next.
  */
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HOSTADM, runCli, show } from './cli-support.ts';
-
-async function startUp(t: TestContext, home: string, env: Record<string, string>): Promise<void> {
-  const up = spawn(HOSTADM, ['up', '--port-bridge', '0', '--port-agent', '0', '--data', join(home, 'data'), '--profile', 'p'], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let banner = '';
-  up.stdout.setEncoding('utf8').on('data', (c: string) => (banner += c));
-  up.stderr.setEncoding('utf8').on('data', (c: string) => (banner += c));
-  // One hook, in this order: removed while `up` still ran, its agent wrote the sim state back into `home`.
-  t.after(async () => {
-    if (up.exitCode === null && up.signalCode === null) {
-      up.kill('SIGTERM');
-      await new Promise((r) => up.once('close', r));
-    }
-    rmSync(home, { recursive: true, force: true });
-  });
-  const deadline = Date.now() + 60_000;
-  while (!banner.includes('Ctrl-C stops')) {
-    if (up.exitCode !== null) assert.fail(`hostadm up exited:\n${banner}`);
-    if (Date.now() > deadline) assert.fail(`hostadm up did not start:\n${banner}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+import { runCli, show, startUp } from './cli-support.ts';
 
 interface KeptTicket {
   ticket: string;
@@ -43,8 +18,14 @@ interface KeptTicket {
 
 test('cold bridged calls through hostadm up: each prints its result and leaves a fresh ticket that allows pipelining', async (t) => {
   const home = mkdtempSync(join(tmpdir(), 'hostadm-pipelined-'));
+  // Removed once `up` has stopped: removed while it still ran, its agent wrote the sim state back.
+  let stopUp: (() => Promise<void>) | undefined;
+  t.after(async () => {
+    await stopUp?.();
+    rmSync(home, { recursive: true, force: true });
+  });
   const env = { HOME: home, XDG_CONFIG_HOME: join(home, 'config') };
-  await startUp(t, home, env);
+  stopUp = await startUp(t, home, env);
   const ticketFile = join(home, 'config', 'hostadm', 'tickets', 'profile-p.json');
   const call = ['call', 'systemmanager', 'memorystats', '--profile', 'p'];
   const seen: string[] = [];

@@ -11,9 +11,10 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { agentFor, auditedSignIns, type TestAgent, registerKey } from '../helpers/agent.ts';
-import { rsaKey, type TestKey, keyPems } from '../helpers/keys.ts';
+import { rsaKey, type TestKey } from '../helpers/keys.ts';
+import { pinnedTransport } from '../helpers/bridge-client.ts';
 import { startTestBridge } from '../bridge/helpers.ts';
-import { bridgeTransport, ConnectionError, HostadmClient, NodeWebSocket, type ClientTicket, type TicketStore } from '../../client/sdk/src/node.ts';
+import { ConnectionError, HostadmClient, type ClientTicket, type TicketStore } from '../../client/sdk/src/node.ts';
 
 type Verdict = 'pass' | 'drop' | 'twice' | 'swap-with-next';
 
@@ -102,15 +103,7 @@ function store(): TicketStore & { kept: ClientTicket | undefined } {
 /** A client made as a caller would: `open()` started, the call made at once, both awaited. */
 function client(t: TestContext, bridgeUrl: string, agent: TestAgent, key: TestKey, tickets: TicketStore, extra: { joinToken?: string } = {}) {
   const c = new HostadmClient({
-    transport: bridgeTransport({
-      bridgeUrl,
-      host: { fingerprint: agent.services.hostKey.fingerprint },
-      key: keyPems(key),
-      pinnedHostKey: agent.services.hostKey.publicRaw,
-      tickets,
-      webSocket: NodeWebSocket,
-      ...extra,
-    }),
+    transport: pinnedTransport(bridgeUrl, agent, key, tickets, extra),
     reconnect: false,
     connectTimeoutMs: 3000,
   });

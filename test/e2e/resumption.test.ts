@@ -8,9 +8,10 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { agentFor, auditedSignIns, clientFor, type TestAgent, registerKey } from '../helpers/agent.ts';
-import { rsaKey, signatureProof, type TestKey, keyPems } from '../helpers/keys.ts';
+import { rsaKey, signatureProof, type TestKey } from '../helpers/keys.ts';
+import { pinnedTransport } from '../helpers/bridge-client.ts';
 import { startTestBridge, type TestBridge } from '../bridge/helpers.ts';
-import { bridgeTransport, connect, NodeWebSocket, type ClientTicket, type HostadmClient, type TicketStore } from '../../client/sdk/src/node.ts';
+import { connect, type ClientTicket, type HostadmClient, type TicketStore } from '../../client/sdk/src/node.ts';
 
 /** A ticket store the test can read and rewrite. */
 function recordingStore(): TicketStore & { kept: ClientTicket | undefined; sent: ClientTicket[] } {
@@ -53,15 +54,7 @@ async function open(
   extra: { joinToken?: string } = {},
 ): Promise<HostadmClient> {
   const client = await connect({
-    transport: bridgeTransport({
-      bridgeUrl,
-      host: { fingerprint: agent.services.hostKey.fingerprint },
-      key: keyPems(key),
-      pinnedHostKey: agent.services.hostKey.publicRaw,
-      tickets,
-      webSocket: NodeWebSocket,
-      ...extra,
-    }),
+    transport: pinnedTransport(bridgeUrl, agent, key, tickets, extra),
     reconnect: false,
   });
   t.after(() => client.close());
