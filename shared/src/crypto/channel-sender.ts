@@ -106,17 +106,7 @@ export class ChannelSender {
       this.chain(channel.seal(text), this.toText);
       return;
     }
-    if (channel.inline) {
-      let frame: Uint8Array;
-      try {
-        frame = channel.sealBinarySync(text, this.head);
-      } catch (cause) {
-        this.output.failed(cause);
-        return;
-      }
-      this.handOver(frame);
-      return;
-    }
+    if (channel.inline) return this.sealInline(() => channel.sealBinarySync(text, this.head));
     this.chain(channel.sealBinary(text, this.head), this.toBinary);
   }
 
@@ -154,18 +144,20 @@ export class ChannelSender {
 
   private sealRecord(record: Uint8Array): void {
     const channel = this.channel;
-    if (channel.inline) {
-      let frame: Uint8Array;
-      try {
-        frame = channel.sealRecordSync(record, this.head);
-      } catch (cause) {
-        this.output.failed(cause);
-        return;
-      }
-      this.handOver(frame);
+    if (channel.inline) return this.sealInline(() => channel.sealRecordSync(record, this.head));
+    this.chain(channel.sealRecord(record, this.head), this.toBinary);
+  }
+
+  /** An inline engine's seal, its frame handed over at once; a seal that throws fails the output. */
+  private sealInline(seal: () => Uint8Array): void {
+    let frame: Uint8Array;
+    try {
+      frame = seal();
+    } catch (cause) {
+      this.output.failed(cause);
       return;
     }
-    this.chain(channel.sealRecord(record, this.head), this.toBinary);
+    this.handOver(frame);
   }
 
   /**
