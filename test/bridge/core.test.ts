@@ -159,3 +159,58 @@ test('the core relays string frames through fake sockets and an in-memory store'
   assert.equal(agent.socket.closedWith, 1013);
   assert.equal(relay.snapshot().frames_relayed, 1);
 });
+
+test('frames behind a stage 2 wait for its verdict: forwarded once signed in, at most 16 of them, none after a refusal', async () => {
+  const secret = new TextEncoder().encode('s'.repeat(43));
+  const silent = { debug() {}, info() {}, warn() {}, error() {} };
+  const store = new MemoryKeyStore();
+  const relay = new Relay({ store, crypto: fakeCrypto, clock: { now: () => 1_000_000 }, logger: silent, joinSecret: secret, hostname: 'edge' });
+  const enrollAndGreet = async (type: 'server' | 'client', key: string) => {
+    const socket = new FakeSocket();
+    const peer = relay.open(socket, '203.0.113.9');
+    const testString = (socket.json(0).args.args as { test_string: string }).test_string;
+    relay.receive(peer, JSON.stringify({ id: 'bridge_request_ident', name: 'response', namespace: 'rpc', args: { type, hostname: `${type}-h` } }));
+    const { token } = await issueJoinToken(secret, { kind: type === 'server' ? 'agent' : 'client', ttlSeconds: 60 }, 1_000_000);
+    relay.receive(peer, JSON.stringify({ id: 'e', name: 'bridge_enroll', namespace: 'rpc', args: { token, pub_key: key } }));
+    await until(() => socket.last().id === 'e', 'enrolled');
+    return { peer, socket, testString };
+  };
+  // Stage 2 over the greeting, the key list with it (an agent lists the client keys it takes).
+  const stage2 = (key: string, testString: string, signer = key) =>
+    JSON.stringify({
+      id: 's2',
+      name: 'auth_ssl',
+      namespace: 'rpc',
+      args: { signature: `signed:bridge-signin:${testString}:${signer}`, keys: { md5_keys: ['CLIENTKEY'] } },
+    });
+
+  const agent = await enrollAndGreet('server', 'AGENTKEY');
+  relay.receive(agent.peer, stage2('AGENTKEY', agent.testString));
+  await until(() => agent.socket.last().name === 'event', "the agent's announcement");
+
+  // Seventeen frames right behind stage 2, in the same turn: sixteen wait and go, the last is dropped.
+  const client = await enrollAndGreet('client', 'CLIENTKEY');
+  relay.receive(client.peer, stage2('CLIENTKEY', client.testString));
+  for (let i = 0; i < 17; i++) relay.receive(client.peer, `${agent.peer.id}\nframe ${i}`);
+  const relayedBefore = relay.snapshot().frames_relayed;
+  assert.equal(relayedBefore, 0, 'nothing is forwarded before the verdict');
+  assert.deepEqual(client.socket.last().args, { name: 'bridge', args: { dropped: { destination: '', reason: 'queue-full' } } });
+  await until(() => relay.snapshot().frames_relayed === 16, 'the sixteen held frames forwarded');
+  const atAgent = agent.socket.sent.filter((f) => !f.startsWith('{'));
+  assert.deepEqual(
+    atAgent,
+    Array.from({ length: 16 }, (_, i) => `${client.peer.id}\nframe ${i}`),
+    'in order, named by the sender',
+  );
+  const replyAt = client.socket.sent.findIndex((f) => f.includes('"s2"'));
+  assert.ok(replyAt > 0 && JSON.parse(client.socket.sent[replyAt]!).name === 'response', 'the client was signed in');
+
+  // Behind a refused stage 2: dropped as from a peer not signed in, none reaches the agent.
+  const forger = await enrollAndGreet('client', 'CLIENTKEY');
+  relay.receive(forger.peer, stage2('CLIENTKEY', forger.testString, 'OTHERKEY'));
+  relay.receive(forger.peer, `${agent.peer.id}\nforged`);
+  await until(() => forger.socket.last().name === 'event', 'the drop notice');
+  assert.deepEqual(forger.socket.last().args, { name: 'bridge', args: { dropped: { destination: '', reason: 'not-permitted' } } });
+  assert.equal(relay.snapshot().frames_relayed, 16);
+  assert.ok(!agent.socket.sent.some((f) => f.endsWith('forged')));
+});

@@ -14,7 +14,16 @@ import { agentFor, auditedSignIns, type TestAgent, registerKey } from '../helper
 import { rsaKey, type TestKey } from '../helpers/keys.ts';
 import { pinnedTransport } from '../helpers/bridge-client.ts';
 import { startTestBridge } from '../bridge/helpers.ts';
-import { ConnectionError, HostadmClient, type ClientTicket, type TicketStore } from '../../client/sdk/src/node.ts';
+import { md5Of } from '../bridge/peers.ts';
+import {
+  ConnectionError,
+  HostadmClient,
+  memoryBridgeTicketStore,
+  relayUrl,
+  type BridgeTicketStore,
+  type ClientTicket,
+  type TicketStore,
+} from '../../client/sdk/src/node.ts';
 
 type Verdict = 'pass' | 'drop' | 'twice' | 'swap-with-next';
 
@@ -29,7 +38,15 @@ interface Middle {
   onRa?: () => void;
 }
 
-async function middle(t: TestContext, bridgeUrl: string): Promise<Middle> {
+/** How the middle treats the bridge sign-in's flight (docs/bridge-protocol.md §2.3). */
+interface SignInMeddling {
+  /** Poses as a bridge from before early relay: the greeting loses `early_relay`. */
+  stripEarlyRelay?: boolean;
+  /** Drops an R1 sent to `@host` and tells the client, as the bridge's notice would, that it was dropped. */
+  dropEarlyR1?: boolean;
+}
+
+async function middle(t: TestContext, bridgeUrl: string, meddling: SignInMeddling = {}): Promise<Middle> {
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((resolve) => server.once('listening', resolve));
   t.after(
@@ -42,7 +59,7 @@ async function middle(t: TestContext, bridgeUrl: string): Promise<Middle> {
   let verdict: ((index: number) => Verdict) | null = null;
   let index = 0;
   const { port } = server.address() as { port: number };
-  const m: Middle = {
+  const m: Middle & { signInId?: string } = {
     url: `ws://127.0.0.1:${port}${new URL(bridgeUrl).pathname}`,
     log: [],
     arm(v) {
@@ -57,7 +74,10 @@ async function middle(t: TestContext, bridgeUrl: string): Promise<Middle> {
     const up = (f: { data: Buffer; binary: boolean }) => (upstream.readyState === WebSocket.OPEN ? upstream.send(f.data, { binary: f.binary }) : queue.push(f));
     upstream.on('open', () => queue.splice(0).forEach((f) => upstream.send(f.data, { binary: f.binary })));
     upstream.on('message', (data: RawData, binary) => {
-      const bytes = data as Buffer;
+      let bytes = data as Buffer;
+      const text = binary ? '' : bytes.toString('utf8');
+      if (text.includes('"bridge_greeting"') && meddling.stripEarlyRelay) bytes = Buffer.from(text.replace(',"early_relay":true', ''));
+      if (text.startsWith('{') && (JSON.parse(text) as { id: string }).id === m.signInId) m.log.push('<S2');
       const body = bytes.subarray(bytes.indexOf(0x0a) + 1).toString('utf8');
       if (binary || (bytes[0] !== 0x7b && body.startsWith('hsc1.'))) m.log.push('<');
       else if (bytes[0] !== 0x7b && body.includes('"hsr1"')) {
@@ -73,7 +93,23 @@ async function middle(t: TestContext, bridgeUrl: string): Promise<Middle> {
       const body = frame.data.subarray(frame.data.indexOf(0x0a) + 1).toString('utf8');
       const sealed = binary || (frame.data[0] !== 0x7b && body.startsWith('hsc1.'));
       if (!sealed) {
-        if (frame.data[0] !== 0x7b && body.includes('"hsr1-r1"')) m.log.push('>R1');
+        const text = frame.data.toString('utf8');
+        if (text.startsWith('{') && text.includes('"auth_ssl"') && !text.includes('"action"')) {
+          m.signInId = (JSON.parse(text) as { id: string }).id;
+          m.log.push('>S2');
+        }
+        const early = text.startsWith('@host\n');
+        if (frame.data[0] !== 0x7b && body.includes('"hsr1-r1"')) m.log.push(early ? '>R1@host' : '>R1');
+        if (early && meddling.dropEarlyR1) {
+          const notice = {
+            id: '',
+            name: 'event',
+            namespace: 'events',
+            args: { name: 'bridge', args: { dropped: { destination: '@host', reason: 'unknown-destination' } } },
+          };
+          setTimeout(() => client.send(JSON.stringify(notice)), 50);
+          return;
+        }
         up(frame);
         return;
       }
@@ -101,7 +137,14 @@ function store(): TicketStore & { kept: ClientTicket | undefined } {
 }
 
 /** A client made as a caller would: `open()` started, the call made at once, both awaited. */
-function client(t: TestContext, bridgeUrl: string, agent: TestAgent, key: TestKey, tickets: TicketStore, extra: { joinToken?: string } = {}) {
+function client(
+  t: TestContext,
+  bridgeUrl: string,
+  agent: TestAgent,
+  key: TestKey,
+  tickets: TicketStore,
+  extra: { joinToken?: string; signInTickets?: BridgeTicketStore } = {},
+) {
   const c = new HostadmClient({
     transport: pinnedTransport(bridgeUrl, agent, key, tickets, extra),
     reconnect: false,
@@ -111,7 +154,7 @@ function client(t: TestContext, bridgeUrl: string, agent: TestAgent, key: TestKe
   return c;
 }
 
-async function setup(t: TestContext, version: 'hsc3' | 'hsc2' = 'hsc3') {
+async function setup(t: TestContext, version: 'hsc3' | 'hsc2' = 'hsc3', meddling: SignInMeddling = {}) {
   const bridge = await startTestBridge(t);
   const older = version === 'hsc2' ? { channelVersions: ['hsc2'] as const } : {};
   const agent = await agentFor(t, {
@@ -125,13 +168,13 @@ async function setup(t: TestContext, version: 'hsc3' | 'hsc2' = 'hsc3') {
   await first.open();
   await first.close();
   assert.ok(tickets.kept?.pipelining, 'the full handshake left a ticket that allows pipelining');
-  return { bridge, agent, key, tickets, relay: await middle(t, bridge.url) };
+  return { bridge, agent, key, tickets, relay: await middle(t, bridge.url, meddling) };
 }
 
 const groupadds = (agent: TestAgent) => agent.services.audit.recent(1000).filter((r) => r.action === 'groupadd');
 /** Sealed frames to the host after R1 and before the first sealed frame back. */
 const flight = (log: string[]) => {
-  const afterR1 = log.slice(log.lastIndexOf('>R1') + 1);
+  const afterR1 = log.slice(log.findLastIndex((e) => e.startsWith('>R1')) + 1);
   const back = afterR1.indexOf('<');
   return afterR1.slice(0, back < 0 ? undefined : back).filter((e) => e === '>').length;
 };
@@ -151,6 +194,10 @@ for (const version of ['hsc3', 'hsc2'] as const) {
       `${version === 'hsc3' ? 'one record' : 'RC’s frame and the call’s'} before any reply: ${relay.log.join(' ')}`,
     );
     if (version === 'hsc3') assert.equal(relay.log.filter((e) => e === '>').length, 1, 'the call needed no record of its own');
+    // R1 left right behind the bridge sign-in, to the room's host, before the sign-in was answered.
+    const at = (e: string) => relay.log.indexOf(e);
+    assert.ok(at('>S2') >= 0 && at('>S2') < at('>R1@host') && at('>R1@host') < at('<S2'), relay.log.join(' '));
+    assert.equal(at('>R1'), -1, 'R1 went once');
     assert.deepEqual(auditedSignIns(agent).slice(-1), ['auth_ssl 200 resumed']);
     assert.deepEqual(
       groupadds(agent).map((r) => `${r.user} ${r.code}`),
@@ -233,3 +280,54 @@ for (const { version, what, verdict, runs } of attacks) {
     if (runs === 0) assert.ok(!auditedSignIns(agent).some((line) => line.endsWith('resumed')), 'no resumed sign-in without RC');
   });
 }
+
+test('a bridge from before early relay (no `early_relay` in its greeting): R1 waits for the sign-in’s answer and goes to the host’s id', async (t) => {
+  const { agent, key, tickets, relay } = await setup(t, 'hsc3', { stripEarlyRelay: true });
+  const c = client(t, relay.url, agent, key, tickets);
+  const opening = c.open();
+  const call = c.admin.users.groupadd({ name: 'piped_late_r1' });
+  await opening;
+  assert.deepEqual(await call, { result: 'success' });
+  const at = (e: string) => relay.log.indexOf(e);
+  assert.equal(at('>R1@host'), -1, relay.log.join(' '));
+  assert.ok(at('<S2') >= 0 && at('<S2') < at('>R1'), relay.log.join(' '));
+  assert.deepEqual(auditedSignIns(agent).slice(-1), ['auth_ssl 200 resumed']);
+});
+
+test('the bridge says it dropped the early R1 (no host there yet): R1 goes again, to the host’s id, and the call runs once', async (t) => {
+  const { agent, key, tickets, relay } = await setup(t, 'hsc3', { dropEarlyR1: true });
+  const c = client(t, relay.url, agent, key, tickets);
+  const opening = c.open();
+  const call = c.admin.users.groupadd({ name: 'piped_again' });
+  await opening;
+  assert.deepEqual(await call, { result: 'success' });
+  const r1s = relay.log.filter((e) => e.startsWith('>R1'));
+  assert.deepEqual(r1s, ['>R1@host', '>R1'], relay.log.join(' '));
+  assert.deepEqual(auditedSignIns(agent).slice(-1), ['auth_ssl 200 resumed']);
+  assert.deepEqual(
+    groupadds(agent).map((r) => `${r.user} ${r.code}`),
+    ['admin 200'],
+  );
+});
+
+test('the bridge refuses the sign-in ticket: the R1 behind it is dropped with it, and goes again behind the key’s stage 2; the call runs once', async (t) => {
+  const { agent, key, tickets, relay } = await setup(t);
+  const signInTickets = memoryBridgeTicketStore();
+  // A ticket this client would present (its bridge, its key, not expired) that the bridge cannot open.
+  const secret = Buffer.alloc(32, 7).toString('base64');
+  signInTickets.save({ ticket: 'bst1.e30.AAAA', secret, md5Key: md5Of(key), bridge: relayUrl(relay.url), expiresAt: Date.now() + 3_600_000 });
+  const c = client(t, relay.url, agent, key, tickets, { signInTickets });
+  const opening = c.open();
+  const call = c.admin.users.groupadd({ name: 'piped_after_refusal' });
+  await opening;
+  assert.deepEqual(await call, { result: 'success' });
+  const r1s = relay.log.filter((e) => e.startsWith('>R1'));
+  assert.deepEqual(r1s, ['>R1@host', '>R1@host'], relay.log.join(' '));
+  assert.deepEqual(
+    relay.log.filter((e) => e === '>S2' || e === '<S2' || e.startsWith('>R1')),
+    ['>S2', '>R1@host', '<S2', '>S2', '>R1@host', '<S2'],
+  );
+  assert.deepEqual(auditedSignIns(agent).slice(-1), ['auth_ssl 200 resumed']);
+  assert.equal(groupadds(agent).length, 1);
+  assert.notEqual(signInTickets.load()?.ticket, 'bst1.e30.AAAA', 'the refused ticket is forgotten');
+});

@@ -154,12 +154,13 @@ export function issueChallenge(peer: Peer, now: number, md5Key = ''): string {
 
 /**
  * The greeting (docs/bridge-protocol.md §2.3): stage 1's test string, issued unasked at connect, with
- * its window (`{test_string, expires_in}`). The same random value, window and single use as stage 1's,
+ * its window (`{test_string, expires_in}`), and `early_relay: true`: relay frames sent behind stage 2
+ * wait for its verdict (held-frames.ts). The same random value, window and single use as stage 1's,
  * in the same field (an idle peer holds nothing more); a stage 1 replaces it.
  */
 export function greetingFrame(peer: Peer, now: number, windowSeconds: number): string {
   const testString = issueChallenge(peer, now);
-  return JSON.stringify(eventEnvelope(BRIDGE_GREETING_EVENT, { test_string: testString, expires_in: windowSeconds }));
+  return JSON.stringify(eventEnvelope(BRIDGE_GREETING_EVENT, { test_string: testString, expires_in: windowSeconds, early_relay: true }));
 }
 
 /**

@@ -63,7 +63,9 @@ export class Relay implements ApiHost {
   private readonly forwarder: Forwarder;
   private readonly persist: ((peer: Peer) => void) | null;
   private readonly afterApiCall = (peer: Peer): void => {
-    if (!peer.closed) this.persist?.(peer);
+    if (peer.closed) return;
+    this.persist?.(peer);
+    if (peer.pendingApi === 0) this.forwarder.release(peer, this.clock.now());
   };
   private lastPing: number;
   private lastRevocationPoll: number;
@@ -163,9 +165,9 @@ export class Relay implements ApiHost {
     // Before sign-in a peer only identifies, enrolls and signs in: small frames, never parsed when big.
     if (peer.state !== 'signed-in' && size > this.config.maxPreSignInFrameBytes) return this.oversize(peer);
     // A binary frame is a relay frame (hsc2, §3.9), never an API call: forwarded by its first line alone.
-    if (isBinary) return typeof data === 'string' ? this.drop(peer, '', 'malformed') : this.forwarder.forward(peer, data, size, now, true);
+    if (isBinary) return typeof data === 'string' ? this.drop(peer, '', 'malformed') : this.forwarder.accept(peer, data, size, now, true);
     if (isApiFrame(data)) return this.api.enqueue(peer, frameText(data), this.afterApiCall);
-    this.forwarder.forward(peer, data, size, now);
+    this.forwarder.accept(peer, data, size, now);
   }
 
   /**
@@ -363,6 +365,7 @@ export class Relay implements ApiHost {
   private detach(peer: Peer): void {
     peer.closed = true;
     peer.chain = null;
+    this.forwarder.forget(peer);
     this.unidentified.delete(peer);
     this.openByAddress.remove(peer.address);
     this.metrics.moved(peer.countedAs, null);

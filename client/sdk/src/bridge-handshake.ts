@@ -29,6 +29,7 @@ import {
   startClientHandshake,
   startClientResumption,
   TICKET_MESSAGE_ID,
+  type ClientResumption,
   type ClientTicket,
   type SecureChannel,
 } from '@hostadm/shared/crypto/index.ts';
@@ -55,6 +56,11 @@ export interface ChannelHandshakeOptions {
   onChannelClose: (info: CloseInfo) => void;
   /** A ticket for this host (its host key pinned, checked by the caller): try resuming first. */
   ticket?: ClientTicket | undefined;
+  /**
+   * The ticket's resumption when already started, and whether its R1 already went to the room's host
+   * behind the bridge sign-in (docs/bridge-protocol.md §2.3): then RA is only awaited.
+   */
+  resumption?: { started: ClientResumption; sentEarly: boolean } | undefined;
   /** Ask the host for a ticket for the next channel. */
   wantTicket?: boolean;
   /** A resumption's RC was just sealed and its host takes requests in RC's flight: send them now (same tick). */
@@ -86,10 +92,24 @@ export class ChannelHandshake {
   framing: ChannelFraming | null = null;
   private readonly options: ChannelHandshakeOptions;
   private a1Waiter: ((body: string) => void) | null = null;
+  /** A plain answer (RA to an R1 sent behind the bridge sign-in) that came before it was awaited. */
+  private unawaited: string | null = null;
   private c2Waiter: ((env: WireEnvelope) => void) | null = null;
+  /** Sends R1 to the host by its id: kept while R1 is only the early one, whose drop the bridge may yet report. */
+  private sendR1: (() => void) | null = null;
+  /** The bridge reported the early R1 dropped (maybe before the resumption got to it). */
+  private earlyDropped = false;
 
   constructor(options: ChannelHandshakeOptions) {
     this.options = options;
+  }
+
+  /** The bridge dropped the R1 sent behind its sign-in (the host was not there yet): R1 goes to the host's id now. */
+  earlyR1Dropped(): void {
+    this.earlyDropped = true;
+    const send = this.state === 'awaiting-ra' ? this.sendR1 : null;
+    this.sendR1 = null;
+    send?.();
   }
 
   /** A relayed binary frame from the host: only an hsc2 or hsc3 channel's frames come so (ignored before it exists). */
@@ -105,7 +125,15 @@ export class ChannelHandshake {
     }
     const waiter = this.a1Waiter;
     this.a1Waiter = null;
-    waiter?.(body);
+    if (waiter) waiter(body);
+    else this.unawaited ??= body;
+  }
+
+  /** The host's next plain answer (A1 or RA), or the one that already came. */
+  private nextPlain(): Promise<string> {
+    const came = this.unawaited;
+    this.unawaited = null;
+    return came !== null ? Promise.resolve(came) : new Promise<string>((resolve) => (this.a1Waiter = resolve));
   }
 
   /**
@@ -123,9 +151,10 @@ export class ChannelHandshake {
   }
 
   private async steps(race: <T>(p: Promise<T>) => Promise<T>): Promise<ChannelHandshakeResult> {
-    const { ticket, session } = this.options;
-    // An hsc2 or hsc3 ticket resumes such a channel, whose binary frames need a bridge that relays them.
-    if (ticket && (ticket.channel === 'hsc1' || session.binaryFrames)) {
+    const { ticket, session, resumption } = this.options;
+    // An hsc2 or hsc3 ticket resumes such a channel, whose binary frames need a bridge that relays them
+    // (every bridge that takes an early R1 does); an R1 already sent is answered, so it is resumed.
+    if (ticket && (resumption?.sentEarly || ticket.channel === 'hsc1' || session.binaryFrames)) {
       const resumed = await this.resume(race, ticket);
       if (resumed) return resumed;
     }
@@ -136,10 +165,13 @@ export class ChannelHandshake {
   private async resume(race: <T>(p: Promise<T>) => Promise<T>, ticket: ClientTicket): Promise<ChannelHandshakeResult | null> {
     const { session, agentId, hostLabel } = this.options;
     this.state = 'sending-r1';
-    const resumption = await startClientResumption(ticket);
-    const raBody = new Promise<string>((resolve) => (this.a1Waiter = resolve));
-    session.sendRelay(agentId, JSON.stringify({ id: 'hsr1-r1', name: 'auth_resume', namespace: 'rpc', args: resumption.r1Args }));
+    const early = this.options.resumption;
+    const resumption = early?.started ?? (await startClientResumption(ticket));
+    const raBody = this.nextPlain();
+    const r1 = r1Body(resumption);
     this.state = 'awaiting-ra';
+    if (early?.sentEarly && !this.earlyDropped) this.sendR1 = () => session.sendRelay(agentId, r1);
+    else session.sendRelay(agentId, r1);
     const ra = parseEnvelope(await race(raBody));
     if (!ra) throw new ConnectionError(`host ${hostLabel} answered the resumption with something that is not an envelope`);
     if (ra.name !== 'response') return null;
@@ -160,7 +192,7 @@ export class ChannelHandshake {
       // hsc3's and hsc2's binary frames need a bridge that relays them as binary; it says so in its announcements.
       channels: session.binaryFrames ? BINARY_CHANNEL_VERSIONS : [],
     });
-    const a1Body = new Promise<string>((resolve) => (this.a1Waiter = resolve));
+    const a1Body = this.nextPlain();
     const c1 = { ...hs.c1Args, pub_key: textToBase64(key.publicPem), ...(this.options.wantTicket ? { want_ticket: true } : {}) };
     session.sendRelay(agentId, JSON.stringify({ id: 'hsc1-c1', name: 'auth_ssl', namespace: 'rpc', args: c1 }));
     this.state = 'awaiting-a1';
@@ -239,6 +271,11 @@ export class ChannelHandshake {
     this.state = 'done';
     return { framing, hostKey: issuedBy.hostKey, outcome, resumed, following, ...(received.ticket ? { ticket: received.ticket } : {}) };
   }
+}
+
+/** A resumption's R1 as relayed to the host (docs/bridge-protocol.md §3 step 9). */
+export function r1Body(resumption: ClientResumption): string {
+  return JSON.stringify({ id: 'hsr1-r1', name: 'auth_resume', namespace: 'rpc', args: resumption.r1Args });
 }
 
 /** The host's answer to C2: a session (`[token, ttl]`), the invitation to sign in, or a refusal (thrown). */

@@ -102,3 +102,8 @@ export function chooseHost(host: BridgeHostSelector, peers: readonly AnnouncedPe
   }
   return named[0];
 }
+
+/** "a (SHA256:…), b (SHA256:…)" or "none". */
+export function hostList(peers: readonly AnnouncedPeer[]): string {
+  return peers.length ? peers.map(peerLabel).join(', ') : 'none';
+}

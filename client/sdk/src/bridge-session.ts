@@ -2,7 +2,7 @@
  * A client's session with a bridge (docs/bridge-protocol.md §2), without any channel: one WebSocket to
  * `/relay`, identify, enrollment with a join token (once), sign-in with the client's key, the key list
  * (and the host names to reach for a password sign-in), then the bridge's announcements. The channel to
- * a host (bridge-transport.ts) and the host listing (`listBridgeHosts`) are built on it.
+ * a host (bridge-transport.ts) and the host listing (bridge-directory.ts) are built on it.
  *
  * States: connecting → identifying → (enrolling) → signing-in → (listing) → ready → closed. `ready`
  * means the bridge has answered the key list with its first announcement, so `peers` is what this key
@@ -12,12 +12,12 @@
  * Runtime-neutral (WebCrypto only); the WebSocket constructor is passed in or taken from globalThis.
  */
 import { md5Key, spkiDerFromPem, spkiPemFromDer } from '@hostadm/shared/crypto/index.ts';
-import { bridgeRequestOf, greetingChallengeOf } from '@hostadm/shared/protocol/bridge-requests.ts';
+import { bridgeRequestOf, greetingOf, ROOM_HOST_DESTINATION } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { isReply, parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { ConnectionError, HostadmRequestError } from './errors.ts';
 import { privateKeyOf, textToBase64, type PrivateKeyMaterial } from './key-auth.ts';
 import { signInToBridge, type BridgeTicketStore } from './bridge-signin.ts';
-import { DIRECTORY_ROOM, peerLabel, relayUrl, type AnnouncedPeer } from './bridge-hosts.ts';
+import { relayUrl, type AnnouncedPeer } from './bridge-hosts.ts';
 import { memoized } from './memo.ts';
 import type { CloseInfo } from './transport.ts';
 import { globalWebSocket, type WebSocketConstructor, type WebSocketLike } from './websocket.ts';
@@ -44,6 +44,14 @@ export interface BridgeSessionOptions {
   signInTickets?: BridgeTicketStore;
   /** The bridge refused a kept ticket (the key sign-in follows): for logs and debug output. */
   onSignInTicketRefused?: (message: string) => void;
+  /**
+   * A frame for this room's host, sent right behind stage 2 so that it reaches the host one round trip
+   * earlier (docs/bridge-protocol.md §2.3, "Relay in the sign-in's flight"): asked for once, when the
+   * bridge's greeting says it holds such frames for the sign-in's verdict (`early_relay`); the body
+   * for ROOM_HOST_DESTINATION, or undefined for none. `earlyRelaySent` says whether it left and was
+   * not reported dropped.
+   */
+  behindSignIn?: () => Promise<string | undefined>;
 }
 
 export type BridgeSessionState = 'connecting' | 'identifying' | 'enrolling' | 'signing-in' | 'listing' | 'ready' | 'closed';
@@ -53,6 +61,8 @@ const OPEN = 1;
 const GREETING_USE_MS = 20_000;
 /** Closing waits this long for the bridge's close frame, then drops the socket (Node's ws waits ~10 s). */
 const CLOSE_GRACE_MS = 1000;
+/** Relay frames kept for a handler not yet set (`onRelay`): an answer to the early frame may come with the announcement. */
+const UNCLAIMED_MAX = 8;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -94,8 +104,12 @@ export class BridgeSession {
   state: BridgeSessionState = 'connecting';
   /** What the bridge last announced: the hosts this key may reach. */
   peers: AnnouncedPeer[] = [];
-  /** Relay frames from a peer (`from` is its connection id). */
-  onRelay: (from: string, body: string) => void = () => {};
+  /** Relay frames from a peer (by connection id). Until set, the first few are kept (`takeUnclaimed`): an answer to the early frame may come in the announcement's read. */
+  onRelay: (from: string, body: string) => void = (from, body) => {
+    if (this.unclaimed.length < UNCLAIMED_MAX) this.unclaimed.push([from, body]);
+  };
+  /** Whether a frame went to the room's host behind stage 2 (`behindSignIn`). */
+  earlyRelaySent = false;
   /** Binary relay frames from a peer (hsc2 sealed frames, hsc3 records); `body` is a view, valid during the call. */
   onRelayBinary: (from: string, body: Uint8Array) => void = () => {};
   /** Whether the bridge relays binary frames as binary (it says so in its announcements): hsc2 and hsc3 may be offered. */
@@ -105,8 +119,10 @@ export class BridgeSession {
   private lastSenderBytes: Uint8Array | null = null;
   /** A later announcement (after `ready`). */
   onPeers: () => void = () => {};
-  /** The bridge dropped one of our frames. */
-  onDropped: (destination: string, reason: string) => void = () => {};
+  /** The bridge dropped one of our frames. Until set: a drop of the early frame (to ROOM_HOST_DESTINATION, or '' if refused) unmarks it. */
+  onDropped: (destination: string, reason: string) => void = (destination) => {
+    if (destination === ROOM_HOST_DESTINATION || destination === '') this.earlyRelaySent = false;
+  };
   /** Once, when the session ends after `ready`. */
   onClose: (info: CloseInfo) => void = () => {};
 
@@ -116,8 +132,9 @@ export class BridgeSession {
   private seq = 0;
   private md5 = '';
   private lastError: string | undefined;
-  /** The bridge's greeting (docs/bridge-protocol.md §2.3): its test string and when it came. */
-  private greeting: { testString: string; at: number } | null = null;
+  /** The bridge's greeting (docs/bridge-protocol.md §2.3): its test string, when it came, whether it holds early frames. */
+  private greeting: { testString: string; at: number; earlyRelay: boolean } | null = null;
+  private readonly unclaimed: Array<[from: string, body: string]> = [];
   private settle: { resolve: () => void; reject: (err: ConnectionError) => void } | null = null;
 
   private constructor(options: BridgeSessionOptions, socket: WebSocketLike) {
@@ -161,6 +178,11 @@ export class BridgeSession {
   sendRelay(destination: string, body: string): void {
     if (this.state === 'closed' || this.socket.readyState !== OPEN) throw new ConnectionError(`the connection to the bridge ${this.url} is not open`);
     this.socket.send(`${destination}\n${body}`);
+  }
+
+  /** The relay frames that came before `onRelay` was set, oldest first (each given once). */
+  takeUnclaimed(): Array<[from: string, body: string]> {
+    return this.unclaimed.splice(0);
   }
 
   /** Sends a binary relay frame, `<destination>\n` and the body already in `frame`. */
@@ -247,9 +269,9 @@ export class BridgeSession {
     }
     if (env.name === 'event') {
       // The greeting comes before identify and is taken only then; without one (an older bridge), stage 1.
-      const testString = greetingChallengeOf(env);
-      if (testString === null) return this.onEvent(env.args);
-      if (this.state === 'identifying' || this.state === 'connecting') this.greeting = { testString, at: Date.now() };
+      const greeting = greetingOf(env);
+      if (greeting === null) return this.onEvent(env.args);
+      if (this.state === 'identifying' || this.state === 'connecting') this.greeting = { ...greeting, at: Date.now() };
       return;
     }
     // The bridge's own requests, and only those.
@@ -320,7 +342,9 @@ export class BridgeSession {
     }
   }
 
-  private async signIn(greeting: { testString: string; at: number } | null): Promise<void> {
+  private async signIn(greeting: { testString: string; at: number; earlyRelay: boolean } | null): Promise<void> {
+    const usable = greeting && Date.now() - greeting.at < GREETING_USE_MS ? greeting : null;
+    const early = usable?.earlyRelay ? await this.options.behindSignIn?.() : undefined;
     const ids = await clientKeyIds(this.options.key);
     this.md5 = ids.md5;
     if (this.options.joinToken !== undefined) {
@@ -342,9 +366,20 @@ export class BridgeSession {
       keys: { md5_keys: [this.md5], ...(this.options.reach?.length ? { reach: [...this.options.reach] } : {}) },
       errorText,
       refusal: (env) => refusal(env, 'auth_ssl'),
-      greeting: greeting && Date.now() - greeting.at < GREETING_USE_MS ? greeting.testString : null,
+      greeting: usable?.testString ?? null,
+      ...(early !== undefined ? { afterStage2: () => this.sendEarly(early) } : {}),
     });
     // The bridge now asks for the key list (onMessage answers it); `ready` follows its announcement.
+  }
+
+  /**
+   * The frame for the room's host, right behind stage 2 (the bridge holds it for the verdict). Sent
+   * again behind a later stage 2 only when the bridge said it dropped it (a refused ticket: onDropped).
+   */
+  private sendEarly(body: string): void {
+    if (this.earlyRelaySent || this.socket.readyState !== OPEN) return;
+    this.earlyRelaySent = true;
+    this.socket.send(`${ROOM_HOST_DESTINATION}\n${body}`);
   }
 
   private request(name: string, args: unknown): Promise<WireEnvelope> {
@@ -359,42 +394,4 @@ export class BridgeSession {
     if (this.socket.readyState !== OPEN) throw new ConnectionError(`the connection to the bridge ${this.url} is not open`);
     this.socket.send(JSON.stringify(env));
   }
-}
-
-/** A host as `listBridgeHosts` reports it. */
-export interface BridgeHost {
-  id: string;
-  nickname: string;
-  hostname: string;
-  hostKeyFingerprint: string | null;
-  /** `key`: this key is registered there; `password`: reachable for a password sign-in only. */
-  access: 'key' | 'password';
-  onlineSince: string | null;
-}
-
-/**
- * The hosts a key may reach through a bridge now (and, with `reach`, those open to a password sign-in
- * under those names), from the bridge's directory. Enrolls the key first when given a join token.
- */
-export async function listBridgeHosts(options: BridgeSessionOptions & { timeoutMs?: number }): Promise<BridgeHost[]> {
-  const session = await BridgeSession.open({ ...options, room: DIRECTORY_ROOM }, { timeoutMs: options.timeoutMs ?? 10_000 });
-  try {
-    return session.peers
-      .filter((p) => p.kind === undefined || p.kind === 'agent')
-      .map((p) => ({
-        id: p.id,
-        nickname: p.nickname ?? '',
-        hostname: p.hostname ?? '',
-        hostKeyFingerprint: p.host_key_fingerprint ?? null,
-        access: p.access === 'password' ? 'password' : 'key',
-        onlineSince: p.online_since ?? null,
-      }));
-  } finally {
-    session.close({ code: 1000, reason: 'listed' });
-  }
-}
-
-/** "a (SHA256:…), b (SHA256:…)" or "none". */
-export function hostList(peers: readonly AnnouncedPeer[]): string {
-  return peers.length ? peers.map(peerLabel).join(', ') : 'none';
 }

@@ -39,6 +39,8 @@ export interface BridgeSignInContext {
   refusal(env: WireEnvelope): Error | undefined;
   /** The test string of the bridge's greeting (§2.3), when it sent one: good for one stage 2. */
   greeting?: string | null;
+  /** Runs once, right after the first stage 2 is sent (same tick): what goes in the sign-in's flight. */
+  afterStage2?: () => void;
 }
 
 /** Where a stage 2's test string came from: the greeting (once), else a stage 1. */
@@ -66,7 +68,9 @@ export async function signInToBridge(ctx: BridgeSignInContext): Promise<void> {
 /** null when the ticket signed the session in; else why the bridge refused it. */
 async function withTicket(ctx: BridgeSignInContext, ticket: BridgeSignInTicket, testStrings: TestStrings): Promise<string | null> {
   const { testString } = await testStrings();
-  const reply = await ctx.request('auth_ssl', { ticket: ticket.ticket, mac: await bridgeTicketProof(ticket, testString), keys: ctx.keys });
+  const replying = ctx.request('auth_ssl', { ticket: ticket.ticket, mac: await bridgeTicketProof(ticket, testString), keys: ctx.keys });
+  ctx.afterStage2?.();
+  const reply = await replying;
   if (reply.name === 'response') return null;
   // Blocked: the key would be refused as well (and the bridge closes the connection).
   if (codeOf(reply) === 429) throw refused(ctx, reply, 'the bridge refused sign-in', { closeCode: 4401 });
@@ -78,7 +82,9 @@ async function withKey(ctx: BridgeSignInContext, testStrings: TestStrings): Prom
   const signature = await signChallenge(ctx.privateKey, 'bridge-signin', testString);
   // A greeting's test string is pinned to no key: the proof names its own (a bridge that greets takes it).
   const proof = greeted ? { signature, md5_key: ctx.md5 } : { signature };
-  let reply = await ctx.request('auth_ssl', { ...proof, keys: ctx.keys, ...(ctx.tickets ? { want_ticket: true } : {}) });
+  const replying = ctx.request('auth_ssl', { ...proof, keys: ctx.keys, ...(ctx.tickets ? { want_ticket: true } : {}) });
+  ctx.afterStage2?.();
+  let reply = await replying;
   // A bridge from before tickets and listed keys refuses the fields (400) before it looks at the test
   // string: the same signature again without them (that bridge then asks for the key list).
   if (reply.name !== 'response' && codeOf(reply) === 400) reply = await ctx.request('auth_ssl', proof);

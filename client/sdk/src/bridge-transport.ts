@@ -10,12 +10,20 @@
  *
  * Runtime-neutral (WebCrypto only); the WebSocket constructor is passed in or taken from globalThis.
  */
-import { HandshakeError, hostKeyFingerprint as fingerprintOf, RESUMABLE_CHANNELS, type ClientTicket } from '@hostadm/shared/crypto/index.ts';
+import {
+  HandshakeError,
+  hostKeyFingerprint as fingerprintOf,
+  RESUMABLE_CHANNELS,
+  startClientResumption,
+  type ClientResumption,
+  type ClientTicket,
+} from '@hostadm/shared/crypto/index.ts';
+import { ROOM_HOST_DESTINATION } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { ConnectionError } from './errors.ts';
 import type { CloseInfo, Transport, TransportFactory, TransportHandlers } from './transport.ts';
-import { chooseHost, describeHost, DIRECTORY_ROOM, hostRoom, relayUrl, type BridgeHostSelector } from './bridge-hosts.ts';
-import { ChannelHandshake } from './bridge-handshake.ts';
-import { BridgeSession, clientKeyIds, hostList, messageOf } from './bridge-session.ts';
+import { chooseHost, describeHost, DIRECTORY_ROOM, hostList, hostRoom, relayUrl, type BridgeHostSelector } from './bridge-hosts.ts';
+import { ChannelHandshake, r1Body } from './bridge-handshake.ts';
+import { BridgeSession, clientKeyIds, messageOf } from './bridge-session.ts';
 import type { WebSocketConstructor } from './websocket.ts';
 import { privateKeyOf, type PrivateKeyMaterial } from './key-auth.ts';
 import { memoryBridgeTicketStore, type BridgeTicketStore } from './bridge-signin.ts';
@@ -91,19 +99,27 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       const deadline = Date.now() + timeoutMs;
       const ids = await clientKeyIds(options.key);
       const pinnedFingerprint = pinned !== undefined ? await hostKeyFingerprint(pinned) : undefined;
-      const join = (room: string) => joinRoom(room, { signal, deadline });
+      const join = (room: string, behindSignIn?: () => Promise<string>) => joinRoom(room, { signal, deadline, behindSignIn });
+      // The ticket is taken once per opening. Its resumption starts now, so that in the host's room its
+      // R1 can leave right behind the bridge sign-in (docs/bridge-protocol.md §2.3) with no work between.
+      const ticket = usableTicket(ids.md5);
+      const starting = ticket ? startClientResumption(ticket) : undefined;
+      starting?.catch(() => undefined); // awaited below; a failure before then is not unhandled
       // The host's own room (docs/bridge-protocol.md §2.10): straight there when its key is pinned,
       // else (or when it is not there: an agent of an older version sits in the shared room) where
       // the directory says it is.
       let session: BridgeSession | null = null;
       try {
-        session = pinnedFingerprint ? await join(hostRoom(pinnedFingerprint)) : null;
+        session = pinnedFingerprint ? await join(hostRoom(pinnedFingerprint), starting && (async () => r1Body(await starting))) : null;
         if (session && !announces(session, pinnedFingerprint)) {
           session.close({ code: 1000, reason: 'host not in its room' });
           session = null;
         }
+        // An R1 sent behind the sign-in of a room left (no host there) reached no host: sent again from the host's room.
+        const sentEarly = session?.earlyRelaySent === true;
         session ??= await join(await roomFromDirectory(join, pinnedFingerprint));
-        return await openChannel(session, handlers, { signal, deadline, ids });
+        const resumption = starting ? { started: await starting, sentEarly } : undefined;
+        return await openChannel(session, handlers, { signal, deadline, ids, ticket, resumption });
       } catch (err) {
         session?.close({ code: 4000, reason: messageOf(err) });
         if (err instanceof ConnectionError) throw err;
@@ -155,7 +171,10 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
   }
 
   /** Signs in on one room of the bridge (enrolling the key first, once, when given a join token). */
-  function joinRoom(room: string, { signal, deadline }: { signal: AbortSignal | undefined; deadline: number }): Promise<BridgeSession> {
+  function joinRoom(
+    room: string,
+    { signal, deadline, behindSignIn }: { signal: AbortSignal | undefined; deadline: number; behindSignIn: (() => Promise<string>) | undefined },
+  ): Promise<BridgeSession> {
     return BridgeSession.open(
       {
         bridgeUrl: options.bridgeUrl,
@@ -172,6 +191,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
         ...(options.webSocket ? { webSocket: options.webSocket } : {}),
         ...(signInTickets ? { signInTickets } : {}),
         ...(options.onSignInTicketRefused ? { onSignInTicketRefused: options.onSignInTicketRefused } : {}),
+        ...(behindSignIn ? { behindSignIn } : {}),
       },
       { timeoutMs: Math.max(1, deadline - Date.now()), ...(signal ? { signal } : {}) },
     );
@@ -185,7 +205,19 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
   async function openChannel(
     session: BridgeSession,
     handlers: TransportHandlers,
-    { signal, deadline, ids }: { signal: AbortSignal | undefined; deadline: number; ids: { publicPem: string; spkiPem: string; md5: string } },
+    {
+      signal,
+      deadline,
+      ids,
+      ticket,
+      resumption,
+    }: {
+      signal: AbortSignal | undefined;
+      deadline: number;
+      ids: { publicPem: string; spkiPem: string; md5: string };
+      ticket: ClientTicket | undefined;
+      resumption: { started: ClientResumption; sentEarly: boolean } | undefined;
+    },
   ): Promise<Transport> {
     // A pinned host is chosen by its key, the name being only a label: a rogue agent announcing the
     // same name is never picked (docs/security.md). A host not announced now is not coming: say so.
@@ -213,11 +245,12 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
     session.onPeers = () => {
       if (!session.peers.some((p) => p.id === agentId)) end({ code: 4100, reason: `host ${hostLabel} left the bridge` });
     };
-    // The host will never see that frame; the channel's sequence is broken either way.
+    // The host will never see that frame; the channel's sequence is broken either way. An R1 sent
+    // behind the sign-in that found no host yet (it came meanwhile) goes again, to the host's id.
     session.onDropped = (destination, reason) => {
       if (destination === agentId) end({ code: 4101, reason: `the bridge dropped a frame to ${hostLabel} (${reason})` });
+      else if (destination === ROOM_HOST_DESTINATION) handshake.earlyR1Dropped();
     };
-    const ticket = usableTicket(ids.md5);
     // The connection handed back; it exists before the handshake ends so that requests pipelined
     // behind a resumption's proof (onEarlySend) are sent on, and later failed with, this very object.
     const transport: Transport = {
@@ -233,6 +266,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       hostLabel,
       key: { private: privateKeyOf(options.key), publicPem: ids.publicPem, spkiPem: ids.spkiPem },
       ticket,
+      resumption,
       wantTicket: tickets !== null,
       pinnedHostKey: pinned,
       onHostKey: options.onHostKey,
@@ -247,6 +281,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       if (from !== agentId || state === 'closed') return;
       handshake.receiveBinary(body);
     };
+    for (const [from, body] of session.takeUnclaimed()) session.onRelay(from, body);
 
     const opening = new Promise<never>((_, reject) => (failOpen = reject));
     opening.catch(() => undefined); // observed through race(); a failure with nothing racing is not unhandled

@@ -43,8 +43,9 @@ export { webSocketTransport } from './websocket.ts';
 export type { WebSocketConstructor, WebSocketLike, WebSocketTransportOptions } from './websocket.ts';
 export { bridgeTransport, memoryBridgeTicketStore, memoryTicketStore, relayUrl } from './bridge-transport.ts';
 export type { BridgeHostSelector, BridgeSignInTicket, BridgeTicketStore, BridgeTransportOptions, ClientTicket, TicketStore } from './bridge-transport.ts';
-export { BridgeSession, listBridgeHosts } from './bridge-session.ts';
-export type { BridgeHost, BridgeSessionOptions } from './bridge-session.ts';
+export { BridgeSession } from './bridge-session.ts';
+export type { BridgeSessionOptions } from './bridge-session.ts';
+export { listBridgeHosts, type BridgeHost } from './bridge-directory.ts';
 export { signChallenge, textToBase64 } from './key-auth.ts';
 export type { PrivateKeyMaterial, WebCryptoClientKey } from './key-auth.ts';
 export {

@@ -31,17 +31,35 @@ export function bridgeRequestOf(env: WireEnvelope): 'identify' | 'list-keys' | n
   return null;
 }
 
-/** The name of the greeting event (its args: `{test_string, expires_in}`). */
+/** The name of the greeting event (its args: `{test_string, expires_in, early_relay?}`). */
 export const BRIDGE_GREETING_EVENT = 'bridge_greeting';
+
+/**
+ * The relay destination that names, in a host's room (`/relay/host/<fp>`), the agent of that room
+ * when it is announced to the sender. A peer that has not yet seen the announcement (a client whose
+ * frame goes out with its stage 2: docs/bridge-protocol.md §2.3, "Relay in the sign-in's flight")
+ * uses it; ids are `agent-…` and `client-…`, so it names no connection.
+ */
+export const ROOM_HOST_DESTINATION = '@host';
 
 /**
  * The greeting's test string, when `env` is a greeting whose test string has the shape a bridge issues
  * (32 letters and digits: signers refuse anything else); else null, and the peer uses stage 1.
  */
 export function greetingChallengeOf(env: WireEnvelope): string | null {
+  return greetingOf(env)?.testString ?? null;
+}
+
+/**
+ * The greeting, when `env` is one with a well-shaped test string: that string, and whether the bridge
+ * holds relay frames sent behind a stage 2 until it is judged and takes ROOM_HOST_DESTINATION
+ * (`early_relay: true`; a bridge from before says nothing, and the peer then waits for its announcement).
+ */
+export function greetingOf(env: WireEnvelope): { testString: string; earlyRelay: boolean } | null {
   if (env.name !== 'event' || env.namespace !== 'events' || typeof env.args !== 'object' || env.args === null) return null;
   const event = env.args as { name?: unknown; args?: unknown };
   if (event.name !== BRIDGE_GREETING_EVENT || typeof event.args !== 'object' || event.args === null) return null;
-  const testString = (event.args as { test_string?: unknown }).test_string;
-  return typeof testString === 'string' && isChallengeShaped('bridge-signin', testString) ? testString : null;
+  const { test_string: testString, early_relay: earlyRelay } = event.args as { test_string?: unknown; early_relay?: unknown };
+  if (typeof testString !== 'string' || !isChallengeShaped('bridge-signin', testString)) return null;
+  return { testString, earlyRelay: earlyRelay === true };
 }
