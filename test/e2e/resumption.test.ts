@@ -78,6 +78,20 @@ test('the second connection resumes with the ticket of the first, and gets a fre
   assert.deepEqual(auditedSignIns(agent).slice(-1), ['auth_ssl 200 resumed']);
 });
 
+test('a bridge that cannot be reached does not spend the ticket: the next connection resumes with it', async (t) => {
+  const { bridge, key, agent, store } = await setup(t);
+  const kept = store.kept!;
+  const unreachable = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => unreachable.once('listening', resolve));
+  const { port } = unreachable.address() as { port: number };
+  await new Promise<void>((resolve) => unreachable.close(() => resolve()));
+  await assert.rejects(open(t, `ws://127.0.0.1:${port}`, agent, key, store), /ECONNREFUSED|cannot connect/);
+  assert.equal(store.kept?.ticket, kept.ticket, 'still stored');
+  const client = await open(t, bridge.url, agent, key, store);
+  assert.ok(await client.query());
+  assert.deepEqual(auditedSignIns(agent).slice(-1), ['auth_ssl 200 resumed']);
+});
+
 test('a replayed ticket is refused; the client falls back to the full handshake', async (t) => {
   const { bridge, key, agent, store } = await setup(t);
   const used = store.kept!;

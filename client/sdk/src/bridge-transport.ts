@@ -97,20 +97,28 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
     description,
     async open(handlers: TransportHandlers, { signal, timeoutMs }) {
       const deadline = Date.now() + timeoutMs;
-      const ids = await clientKeyIds(options.key);
       const pinnedFingerprint = pinned !== undefined ? await hostKeyFingerprint(pinned) : undefined;
-      const join = (room: string, behindSignIn?: () => Promise<string>) => joinRoom(room, { signal, deadline, behindSignIn });
-      // The ticket is taken once per opening. Its resumption starts now, so that in the host's room its
-      // R1 can leave right behind the bridge sign-in (docs/bridge-protocol.md §2.3) with no work between.
-      const ticket = usableTicket(ids.md5);
-      const starting = ticket ? startClientResumption(ticket) : undefined;
-      starting?.catch(() => undefined); // awaited below; a failure before then is not unhandled
+      const join = (room: string, behindSignIn?: () => Promise<string | undefined>) => joinRoom(room, { signal, deadline, behindSignIn });
+      // The key's ids, the ticket and its resumption are made while the bridge answers the upgrade (the
+      // request is written first), so that in the host's room R1 can leave right behind the bridge
+      // sign-in (docs/bridge-protocol.md §2.3) with no work between.
+      const prepared = afterThisTurn(async () => {
+        const ids = await clientKeyIds(options.key);
+        const ticket = storedTicket(ids.md5);
+        return { ids, ticket, started: ticket ? await startClientResumption(ticket) : undefined };
+      });
+      prepared.catch(() => undefined); // awaited below; a failure before then is not unhandled
+      const earlyR1 = async () => {
+        const { ticket, started } = await prepared;
+        if (ticket) forgetTicket(ticket); // R1 leaves now: the ticket is spent whatever follows
+        return started && r1Body(started);
+      };
       // The host's own room (docs/bridge-protocol.md §2.10): straight there when its key is pinned,
       // else (or when it is not there: an agent of an older version sits in the shared room) where
       // the directory says it is.
       let session: BridgeSession | null = null;
       try {
-        session = pinnedFingerprint ? await join(hostRoom(pinnedFingerprint), starting && (async () => r1Body(await starting))) : null;
+        session = pinnedFingerprint ? await join(hostRoom(pinnedFingerprint), earlyR1) : null;
         if (session && !announces(session, pinnedFingerprint)) {
           session.close({ code: 1000, reason: 'host not in its room' });
           session = null;
@@ -118,8 +126,9 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
         // An R1 sent behind the sign-in of a room left (no host there) reached no host: sent again from the host's room.
         const sentEarly = session?.earlyRelaySent === true;
         session ??= await join(await roomFromDirectory(join, pinnedFingerprint));
-        const resumption = starting ? { started: await starting, sentEarly } : undefined;
-        return await openChannel(session, handlers, { signal, deadline, ids, ticket, resumption });
+        const { ids, ticket, started } = await prepared;
+        if (ticket) forgetTicket(ticket);
+        return await openChannel(session, handlers, { signal, deadline, ids, ticket, resumption: started && { started, sentEarly } });
       } catch (err) {
         session?.close({ code: 4000, reason: messageOf(err) });
         if (err instanceof ConnectionError) throw err;
@@ -134,14 +143,19 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
 
   /**
    * The stored ticket when it is for this very host (its pinned key: a ticket never goes to another
-   * host), this key, a channel this client speaks, and not expired. Used once: forgotten as it is taken.
+   * host), this key, a channel this client speaks, and not expired. It stays stored until its R1
+   * leaves (`forgetTicket`): a bridge that cannot be reached does not cost the next call its ticket.
    */
-  function usableTicket(md5: string): ClientTicket | undefined {
+  function storedTicket(md5: string): ClientTicket | undefined {
     const ticket = tickets?.load();
     if (!ticket || pinned === undefined) return undefined;
     const fits = ticket.hostKey === pinned && ticket.md5Key === md5 && ticket.expiresAt > Date.now() && RESUMABLE_CHANNELS.includes(ticket.channel);
-    if (fits) tickets?.save(undefined);
     return fits ? ticket : undefined;
+  }
+
+  /** A ticket is used once: forgotten as its R1 leaves (unless the store already holds another). */
+  function forgetTicket(ticket: ClientTicket): void {
+    if (tickets?.load()?.ticket === ticket.ticket) tickets.save(undefined);
   }
 
   /** Whether the session announces the host (a pinned key that differs counts: the channel refuses it loudly). */
@@ -173,7 +187,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
   /** Signs in on one room of the bridge (enrolling the key first, once, when given a join token). */
   function joinRoom(
     room: string,
-    { signal, deadline, behindSignIn }: { signal: AbortSignal | undefined; deadline: number; behindSignIn: (() => Promise<string>) | undefined },
+    { signal, deadline, behindSignIn }: { signal: AbortSignal | undefined; deadline: number; behindSignIn: (() => Promise<string | undefined>) | undefined },
   ): Promise<BridgeSession> {
     return BridgeSession.open(
       {
@@ -308,4 +322,13 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       signal?.removeEventListener('abort', onAbort);
     }
   }
+}
+
+/**
+ * Runs `work` at the next turn of the event loop (Node: `setImmediate`, after the writes this turn
+ * queued, such as a WebSocket's upgrade request; elsewhere a zero timeout).
+ */
+function afterThisTurn<T>(work: () => Promise<T>): Promise<T> {
+  const later = (globalThis as { setImmediate?: (f: () => void) => void }).setImmediate ?? ((f: () => void) => setTimeout(f, 0));
+  return new Promise<T>((resolve, reject) => later(() => work().then(resolve, reject)));
 }
