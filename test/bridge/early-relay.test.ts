@@ -52,6 +52,16 @@ async function enrolledClient(bridge: TestBridge): Promise<TestKey> {
   return key;
 }
 
+/** A bridge, a client key enrolled there, its host in its own room listing it, and a client socket in that room. */
+async function clientInHostRoom(t: Parameters<typeof startTestBridge>[0]) {
+  const bridge = await startTestBridge(t);
+  const key = await enrolledClient(bridge);
+  const { agent, room } = await hostInItsRoom(t, bridge, [key]);
+  const client = await TestPeer.connect(roomUrl(bridge, room), 'client', [md5Of(key)]);
+  t.after(() => client.close());
+  return { bridge, key, agent, room, client };
+}
+
 /** Stage 2 over the greeting (the key list with it) and, in the same flight, `frame`; no wait between. */
 function signInWith(peer: TestPeer, key: TestKey, frame: string, proofKey: TestKey = key): void {
   const signature = signatureProof(proofKey, 'bridge-signin', greeting(peer).test_string);
@@ -60,11 +70,7 @@ function signInWith(peer: TestPeer, key: TestKey, frame: string, proofKey: TestK
 }
 
 test('a frame to @host sent right behind stage 2 waits for the sign-in and reaches the room’s agent', async (t) => {
-  const bridge = await startTestBridge(t);
-  const key = await enrolledClient(bridge);
-  const { agent, room } = await hostInItsRoom(t, bridge, [key]);
-  const client = await TestPeer.connect(roomUrl(bridge, room), 'client', [md5Of(key)]);
-  t.after(() => client.close());
+  const { key, agent, client } = await clientInHostRoom(t);
   assert.equal(greeting(client).early_relay, true, 'the greeting says frames behind stage 2 are held');
 
   const atAgent = agent.nextFrame();
@@ -91,11 +97,7 @@ test('a frame to @host sent right behind stage 2 waits for the sign-in and reach
 });
 
 test('attacker: a frame behind a refused stage 2 reaches nobody; the next signed-in client’s does', async (t) => {
-  const bridge = await startTestBridge(t);
-  const key = await enrolledClient(bridge);
-  const { agent, room } = await hostInItsRoom(t, bridge, [key]);
-  const intruder = await TestPeer.connect(roomUrl(bridge, room), 'client', [md5Of(key)]);
-  t.after(() => intruder.close());
+  const { bridge, key, agent, room, client: intruder } = await clientInHostRoom(t);
   // It names the listed key but signs with another: refused, and its frame with it.
   const refusedAt = intruder.received.length;
   signInWith(intruder, key, '@host\n{"from":"intruder"}', rsaKey());
