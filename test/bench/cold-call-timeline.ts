@@ -7,15 +7,23 @@
  * started); then the median count, and the median time from the connect to the last reply (which
  * moves with the machine's load).
  *
- * Run: node test/bench/cold-call-timeline.ts [checkout root] [calls]   (the root's own hostadm is run)
+ *
+ * With a delay (third argument, ms each way), the calls go through a proxy that holds every chunk
+ * that long in each direction, as a bridge across a wide-area network would be (a round trip of twice
+ * the delay): what a round trip fewer is worth there. The profile's bridge address (and what is keyed
+ * by it: the pinned host key, the sign-in ticket) is pointed at the proxy after the first call.
+ *
+ * Run: node test/bench/cold-call-timeline.ts [checkout root] [calls] [delay ms]   (the root's own hostadm is run)
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = process.argv[2] ?? new URL('../..', import.meta.url).pathname;
 const CALLS = Number(process.argv[3] ?? 7);
+const DELAY_MS = Number(process.argv[4] ?? 0);
 const hostadm = join(root, 'node_modules/.bin/hostadm');
 const preload = new URL('./socket-timeline.cjs', import.meta.url).pathname;
 const home = mkdtempSync(join(tmpdir(), 'hostadm-timeline-'));
@@ -32,6 +40,44 @@ function run(args: string[], extraEnv: Record<string, string> = {}): Promise<{ c
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
     child.on('close', (code) => resolve({ code, out }));
   });
+}
+
+/** A TCP proxy to `port` on loopback holding each chunk `delayMs` in each direction (order kept); its port. */
+async function delayingProxy(port: number, delayMs: number): Promise<{ port: number; close: () => void }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      s.setNoDelay(true);
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    }
+    const pipe = (from: Socket, to: Socket) => {
+      from.on('data', (chunk) => setTimeout(() => to.writable && to.write(chunk), delayMs));
+      from.on('end', () => setTimeout(() => to.end(), delayMs));
+      from.on('error', () => to.destroy());
+    };
+    pipe(client, upstream);
+    pipe(upstream, client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = () => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  };
+  return { port: (server.address() as { port: number }).port, close };
+}
+
+/** Every file under `dir` that names `from` (the profile, the pinned host keys, the tickets) names `to` instead. */
+function readdress(dir: string, from: string, to: string): void {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) readdress(path, from, to);
+    else {
+      const text = readFileSync(path, 'utf8');
+      if (text.includes(from)) writeFileSync(path, text.replaceAll(from, to));
+    }
+  }
 }
 
 /** Waits between a write and the next 'data', per socket, after its connect. */
@@ -74,11 +120,23 @@ try {
   }
   const warm = await run(CALL);
   if (warm.code !== 0) throw new Error(`the first call failed:\n${warm.out}`);
+  if (DELAY_MS > 0) {
+    const bridgePort = /"bridge": "ws:\/\/127\.0\.0\.1:(\d+)/.exec(readFileSync(join(home, 'config/hostadm/config.json'), 'utf8'))?.[1];
+    if (!bridgePort) throw new Error('no bridge address in the profile');
+    const proxy = await delayingProxy(Number(bridgePort), DELAY_MS);
+    up.once('close', proxy.close);
+    readdress(join(home, 'config/hostadm'), `127.0.0.1:${bridgePort}`, `127.0.0.1:${proxy.port}`);
+    const through = await run(CALL); // signs in to the proxy's address once (its own bridge ticket)
+    if (through.code !== 0) throw new Error(`the first call through the delay failed:\n${through.out}`);
+  }
   const counts: number[] = [];
   const spans: number[] = [];
+  const walls: number[] = [];
   for (let i = 0; i < CALLS; i++) {
     const file = join(home, `timeline-${i}.jsonl`);
+    const started = performance.now();
     const result = await run(CALL, { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${preload}`.trim(), HOSTADM_TIMELINE: file });
+    walls.push(performance.now() - started);
     if (result.code !== 0) throw new Error(`call ${i} failed:\n${result.out}`);
     const lines = readFileSync(file, 'utf8').trim().split('\n');
     const events = lines.flatMap((l) => (JSON.parse(l) as { events: Event[] }).events);
@@ -91,6 +149,9 @@ try {
   spans.sort((a, b) => a - b);
   const at = (q: number) => spans[Math.min(spans.length - 1, Math.floor(q * spans.length))]!.toFixed(1);
   console.log(`${root}: connect to last reply ${at(0.5)} ms median (p10–p90 ${at(0.1)}–${at(0.9)})`);
+  walls.sort((a, b) => a - b);
+  const delay = DELAY_MS > 0 ? `, through ${DELAY_MS} ms each way` : '';
+  console.log(`${root}: spawn to exit ${walls[Math.floor(walls.length / 2)]!.toFixed(0)} ms median (min ${walls[0]!.toFixed(0)}${delay})`);
   console.log(
     `${root}: median ${counts[Math.floor(counts.length / 2)]} round trips per cold call after TCP connect (min ${counts[0]}, max ${counts.at(-1)}; load average ${loadavg()[0]!.toFixed(1)})`,
   );
