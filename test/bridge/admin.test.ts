@@ -7,15 +7,15 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { get as httpsGet } from 'node:https';
 import { decodeJwt } from 'jose';
-import forge from 'node-forge';
 import WebSocket from 'ws';
 import { SqliteKeyStore } from '@hostadm/bridge';
 import { ed25519Key, rsaKey } from '../helpers/keys.ts';
+import { loopbackCertificate } from '../helpers/tls.ts';
 import { startTestBridge, until, nodeOnly } from './helpers.ts';
 import { md5Of, signedInPeer, TestPeer } from './peers.ts';
 
@@ -180,23 +180,8 @@ test('hostadm bridge runs as a process: listening line, secrets 0600, healthz, b
 
 test('TLS: wss and https on one port with --tls-cert/--tls-key', { skip: nodeOnly("TLS is terminated by Cloudflare's edge on Workers") }, async (t) => {
   const dir = tempDir(t);
-  // A self-signed certificate for 127.0.0.1.
-  const keys = forge.pki.rsa.generateKeyPair(2048);
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = keys.publicKey;
-  cert.serialNumber = '01';
-  cert.validity.notBefore = new Date(Date.now() - 60_000);
-  cert.validity.notAfter = new Date(Date.now() + 86_400_000);
-  const attrs = [{ name: 'commonName', value: '127.0.0.1' }];
-  cert.setSubject(attrs);
-  cert.setIssuer(attrs);
-  cert.setExtensions([{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }]);
-  cert.sign(keys.privateKey, forge.md.sha256.create());
-  const certPem = forge.pki.certificateToPem(cert);
-  writeFileSync(join(dir, 'cert.pem'), certPem);
-  writeFileSync(join(dir, 'key.pem'), forge.pki.privateKeyToPem(keys.privateKey));
-
-  const bridge = await startTestBridge(t, { tls: { certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem') } });
+  const { certFile, keyFile, certPem } = loopbackCertificate(dir);
+  const bridge = await startTestBridge(t, { tls: { certFile, keyFile } });
   assert.match(bridge.url, /^wss:\/\/127\.0\.0\.1:\d+\/relay$/);
   const health = await new Promise<string>((resolve, reject) => {
     httpsGet(`${bridge.httpUrl}/healthz`, { ca: certPem }, (res) => {

@@ -9,18 +9,22 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ed25519Key, rsaKey } from '../helpers/keys.ts';
+import { loopbackCertificate } from '../helpers/tls.ts';
 import { nodeOnly, startTestBridge, until, type TestBridge } from './helpers.ts';
 import { md5Of, signedInPeer, TestPeer } from './peers.ts';
 
 const NODE_ONLY = { skip: nodeOnly('parking is how the Node bridge keeps idle sockets small; a Durable Object hibernates') };
 
 /** A client and an agent that accepts its key, signed in and matched, with each other's connection ids. */
-async function matched(t: TestContext, bridge: TestBridge) {
+async function matched(t: TestContext, bridge: TestBridge, ca?: string) {
   const clientKey = rsaKey();
-  const { peer: agent } = await signedInPeer(bridge, 'server', ed25519Key(), { md5Keys: [md5Of(clientKey)], nickname: 'web-1' });
+  const { peer: agent } = await signedInPeer(bridge, 'server', ed25519Key(), { md5Keys: [md5Of(clientKey)], nickname: 'web-1', ...(ca ? { ca } : {}) });
   t.after(() => agent.close());
-  const { peer: client } = await signedInPeer(bridge, 'client', clientKey, { nickname: 'alice' });
+  const { peer: client } = await signedInPeer(bridge, 'client', clientKey, { nickname: 'alice', ...(ca ? { ca } : {}) });
   t.after(() => client.close());
   const agentId = (await client.nextAnnouncement(0, (a) => a.available_connections.length === 1)).available_connections[0]!;
   const clientId = (await agent.nextAnnouncement(0, (a) => a.available_connections.length === 1)).available_connections[0]!;
@@ -168,4 +172,36 @@ test('a peer that has not signed in is never parked', NODE_ONLY, async (t) => {
   await bridge.sweep();
   assert.equal((await bridge.metrics()).parking.parks, 0);
   assert.equal((await pending.request('identify', '')).name, 'response');
+});
+
+test('over TLS (wss): parked peers wake for relayed frames both ways, heartbeats leave them parked, and they park again', NODE_ONLY, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'hostadm-parking-tls-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const { certFile, keyFile, certPem } = loopbackCertificate(dir);
+  const bridge = await startTestBridge(t, { tls: { certFile, keyFile } });
+  assert.match(bridge.url, /^wss:/);
+  const { agent, client, agentId, clientId } = await matched(t, bridge, certPem);
+  await parkAll(bridge, 2);
+
+  // Heartbeats (the bridge's ping, the client's own) are answered under TLS without waking anyone.
+  const pong = new Promise<Buffer>((resolve) => client.ws.once('pong', resolve));
+  client.ws.ping();
+  assert.equal((await pong).length, 0);
+  await bridge.clock.advance(20);
+  await bridge.sweep();
+  await until(async () => (await bridge.metrics()).pongs === 2, 'both peers to answer the ping');
+  assert.equal((await bridge.metrics()).parking.wakes, 0);
+
+  // A frame split across records wakes the agent's side whole; the reply wakes the client's.
+  const body = 'y'.repeat(40_000);
+  const request = agent.nextFrame();
+  client.ws.send(`${agentId}\n${body}`);
+  assert.equal(await request, `${clientId}\n${body}`);
+  const reply = client.nextFrame();
+  agent.ws.send(`${clientId}\n{"ok":true}`);
+  assert.equal(await reply, `${agentId}\n{"ok":true}`);
+  const woken = (await bridge.metrics()).parking;
+  assert.equal(woken.parked, 0);
+  assert.equal(woken.wakes, 2);
+  await parkAll(bridge, 2);
 });

@@ -71,8 +71,9 @@ export class TestPeer {
     });
   }
 
-  static async connect(url: string, type: 'server' | 'client', md5Keys: string[] = [], answerIdentify = true): Promise<TestPeer> {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
+  /** `ca`: the certificate a `wss://` bridge presents, when self-signed. */
+  static async connect(url: string, type: 'server' | 'client', md5Keys: string[] = [], answerIdentify = true, ca?: string): Promise<TestPeer> {
+    const ws = new WebSocket(url, { perMessageDeflate: false, ...(ca ? { ca } : {}) });
     const peer = new TestPeer(ws, type, md5Keys, answerIdentify);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
@@ -176,10 +177,10 @@ export async function signedInPeer(
   bridge: TestBridge,
   type: 'server' | 'client',
   key: TestKey,
-  options: { md5Keys?: string[]; enroll?: boolean; nickname?: string; url?: string } = {},
+  options: { md5Keys?: string[]; enroll?: boolean; nickname?: string; url?: string; ca?: string } = {},
 ): Promise<{ peer: TestPeer; announcement: Announcement }> {
   const kind = type === 'server' ? 'agent' : 'client';
-  const peer = await TestPeer.connect(options.url ?? bridge.url, type, options.md5Keys ?? (type === 'client' ? [md5Of(key)] : []));
+  const peer = await TestPeer.connect(options.url ?? bridge.url, type, options.md5Keys ?? (type === 'client' ? [md5Of(key)] : []), true, options.ca);
   if (options.enroll !== false) {
     const enrolled = await peer.enroll(await bridge.token(kind, { nickname: options.nickname }), key);
     if (enrolled.name !== 'response') throw new Error(`enroll failed: ${JSON.stringify(enrolled.args)}`);
