@@ -100,6 +100,7 @@ async function middle(t: TestContext, bridgeUrl: string, meddling: SignInMeddlin
         }
         const early = text.startsWith('@host\n');
         if (frame.data[0] !== 0x7b && body.includes('"hsr1-r1"')) m.log.push(early ? '>R1@host' : '>R1');
+        if (frame.data[0] !== 0x7b && body.includes('"hsc1-c1"')) m.log.push(early ? '>C1@host' : '>C1');
         if (early && meddling.dropEarlyR1) {
           const notice = {
             id: '',
@@ -326,4 +327,17 @@ test('the bridge refuses the sign-in ticket: the R1 behind it is dropped with it
     ['>S2', '>R1@host', '<S2', '>S2', '>R1@host', '<S2'],
   );
   assert.notEqual(signInTickets.load()?.ticket, 'bst1.e30.AAAA', 'the refused ticket is forgotten');
+});
+
+test('a pinned host and no ticket: C1 leaves behind the bridge sign-in, and the full handshake opens the channel', async (t) => {
+  const { agent, key, tickets, relay } = await setup(t);
+  tickets.kept = undefined;
+  const c = client(t, relay.url, agent, key, tickets);
+  await c.open();
+  assert.deepEqual(await c.admin.users.groupadd({ name: 'full_early' }), { result: 'success' });
+  const at = (e: string) => relay.log.indexOf(e);
+  assert.ok(at('>S2') >= 0 && at('>S2') < at('>C1@host') && at('>C1@host') < at('<S2'), relay.log.join(' '));
+  assert.equal(at('>C1'), -1, 'C1 went once');
+  assert.deepEqual(auditedSignIns(agent).slice(-1), ['auth_ssl 200']);
+  assert.ok(tickets.kept?.pipelining, 'and left a ticket for the next one');
 });

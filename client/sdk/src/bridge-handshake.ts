@@ -29,6 +29,8 @@ import {
   startClientHandshake,
   startClientResumption,
   TICKET_MESSAGE_ID,
+  type ChannelVersion,
+  type ClientHandshake,
   type ClientResumption,
   type ClientTicket,
   type SecureChannel,
@@ -42,6 +44,13 @@ import { messageOf } from './bridge-session.ts';
 import type { CloseInfo, SignedInSession } from './transport.ts';
 
 export type ChannelHandshakeState = 'sending-r1' | 'awaiting-ra' | 'sending-c1' | 'awaiting-a1' | 'verifying' | 'awaiting-c2' | 'done' | 'failed';
+
+/**
+ * The opening's first message made ahead (docs/bridge-protocol.md §2.3, "Relay in the sign-in's
+ * flight"): a resumption (R1) for a ticket, else the full handshake (C1, offering the binary channels,
+ * which every bridge that takes an early frame relays).
+ */
+export type EarlyOpening = { kind: 'resume'; started: ClientResumption } | { kind: 'full'; started: ClientHandshake; body: string };
 
 export interface ChannelHandshakeOptions {
   session: BridgeSession;
@@ -57,10 +66,10 @@ export interface ChannelHandshakeOptions {
   /** A ticket for this host (its host key pinned, checked by the caller): try resuming first. */
   ticket?: ClientTicket | undefined;
   /**
-   * The ticket's resumption when already started, and whether its R1 already went to the room's host
-   * behind the bridge sign-in (docs/bridge-protocol.md §2.3): then RA is only awaited.
+   * The opening when already started, and whether its first message (R1 or C1) already went to the
+   * room's host behind the bridge sign-in (docs/bridge-protocol.md §2.3): then its answer is only awaited.
    */
-  resumption?: { started: ClientResumption; sentEarly: boolean } | undefined;
+  early?: { opening: EarlyOpening; sentEarly: boolean } | undefined;
   /** Ask the host for a ticket for the next channel. */
   wantTicket?: boolean;
   /** A resumption's RC was just sealed and its host takes requests in RC's flight: send them now (same tick). */
@@ -95,21 +104,28 @@ export class ChannelHandshake {
   /** A plain answer (RA to an R1 sent behind the bridge sign-in) that came before it was awaited. */
   private unawaited: string | null = null;
   private c2Waiter: ((env: WireEnvelope) => void) | null = null;
-  /** Sends R1 to the host by its id: kept while R1 is only the early one, whose drop the bridge may yet report. */
-  private sendR1: (() => void) | null = null;
-  /** The bridge reported the early R1 dropped (maybe before the resumption got to it). */
+  /** Sends R1 or C1 to the host by its id: kept while it is only the early one, whose drop the bridge may yet report. */
+  private sendFirst: (() => void) | null = null;
+  /** The bridge reported the early first message dropped (maybe before the opening got to it). */
   private earlyDropped = false;
 
   constructor(options: ChannelHandshakeOptions) {
     this.options = options;
   }
 
-  /** The bridge dropped the R1 sent behind its sign-in (the host was not there yet): R1 goes to the host's id now. */
-  earlyR1Dropped(): void {
+  /** The bridge dropped the R1 or C1 sent behind its sign-in (the host was not there yet): it goes to the host's id now. */
+  earlyFirstDropped(): void {
     this.earlyDropped = true;
-    const send = this.state === 'awaiting-ra' ? this.sendR1 : null;
-    this.sendR1 = null;
+    const send = this.state === 'awaiting-ra' || this.state === 'awaiting-a1' ? this.sendFirst : null;
+    this.sendFirst = null;
     send?.();
+  }
+
+  /** The first message to the host: by its id now, unless the early one went (then kept for a resend). */
+  private sendOrKeep(body: string, sentEarly: boolean): void {
+    const { session, agentId } = this.options;
+    if (sentEarly && !this.earlyDropped) this.sendFirst = () => session.sendRelay(agentId, body);
+    else session.sendRelay(agentId, body);
   }
 
   /** A relayed binary frame from the host: only an hsc2 or hsc3 channel's frames come so (ignored before it exists). */
@@ -151,10 +167,10 @@ export class ChannelHandshake {
   }
 
   private async steps(race: <T>(p: Promise<T>) => Promise<T>): Promise<ChannelHandshakeResult> {
-    const { ticket, session, resumption } = this.options;
+    const { ticket, session, early } = this.options;
     // An hsc2 or hsc3 ticket resumes such a channel, whose binary frames need a bridge that relays them
     // (every bridge that takes an early R1 does); an R1 already sent is answered, so it is resumed.
-    if (ticket && (resumption?.sentEarly || ticket.channel === 'hsc1' || session.binaryFrames)) {
+    if (ticket && ((early?.opening.kind === 'resume' && early.sentEarly) || ticket.channel === 'hsc1' || session.binaryFrames)) {
       const resumed = await this.resume(race, ticket);
       if (resumed) return resumed;
     }
@@ -163,15 +179,14 @@ export class ChannelHandshake {
 
   /** R1, RA, RC; null when the host refuses the ticket (then the full handshake follows). */
   private async resume(race: <T>(p: Promise<T>) => Promise<T>, ticket: ClientTicket): Promise<ChannelHandshakeResult | null> {
-    const { session, agentId, hostLabel } = this.options;
+    const { hostLabel } = this.options;
     this.state = 'sending-r1';
-    const early = this.options.resumption;
-    const resumption = early?.started ?? (await startClientResumption(ticket));
+    const early = this.options.early;
+    const ahead = early?.opening.kind === 'resume' ? early.opening.started : undefined;
+    const resumption = ahead ?? (await startClientResumption(ticket));
     const raBody = this.nextPlain();
-    const r1 = r1Body(resumption);
     this.state = 'awaiting-ra';
-    if (early?.sentEarly && !this.earlyDropped) this.sendR1 = () => session.sendRelay(agentId, r1);
-    else session.sendRelay(agentId, r1);
+    this.sendOrKeep(r1Body(resumption), ahead !== undefined && early?.sentEarly === true);
     const ra = parseEnvelope(await race(raBody));
     if (!ra) throw new ConnectionError(`host ${hostLabel} answered the resumption with something that is not an envelope`);
     if (ra.name !== 'response') return null;
@@ -184,18 +199,22 @@ export class ChannelHandshake {
   }
 
   private async fullHandshake(race: <T>(p: Promise<T>) => Promise<T>): Promise<ChannelHandshakeResult> {
-    const { session, agentId, hostLabel, key } = this.options;
+    const { session, hostLabel, key } = this.options;
     this.state = 'sending-c1';
-    const hs = await startClientHandshake({
-      ...(typeof key.private === 'string' ? { clientKeyPem: key.private } : { clientKeys: key.private }),
-      clientSpkiPem: key.spkiPem,
-      // hsc3's and hsc2's binary frames need a bridge that relays them as binary; it says so in its announcements.
-      channels: session.binaryFrames ? BINARY_CHANNEL_VERSIONS : [],
-    });
+    const opening = this.options.early?.opening;
+    const sentEarly = opening?.kind === 'full' && this.options.early?.sentEarly === true;
+    // A C1 made ahead offers the binary channels: used when it went early, or when this bridge relays binary frames.
+    const ahead = opening?.kind === 'full' && (sentEarly || session.binaryFrames) ? opening : undefined;
+    const { started: hs, body } =
+      ahead ??
+      (await startFullHandshake(key, {
+        // hsc3's and hsc2's binary frames need a bridge that relays them as binary; it says so in its announcements.
+        channels: session.binaryFrames ? BINARY_CHANNEL_VERSIONS : [],
+        wantTicket: this.options.wantTicket === true,
+      }));
     const a1Body = this.nextPlain();
-    const c1 = { ...hs.c1Args, pub_key: textToBase64(key.publicPem), ...(this.options.wantTicket ? { want_ticket: true } : {}) };
-    session.sendRelay(agentId, JSON.stringify({ id: 'hsc1-c1', name: 'auth_ssl', namespace: 'rpc', args: c1 }));
     this.state = 'awaiting-a1';
+    this.sendOrKeep(body, sentEarly);
     const a1 = parseEnvelope(await race(a1Body));
     if (!a1) throw new ConnectionError(`host ${hostLabel} answered the handshake with something that is not an envelope`);
     if (a1.name !== 'response')
@@ -271,6 +290,20 @@ export class ChannelHandshake {
     this.state = 'done';
     return { framing, hostKey: issuedBy.hostKey, outcome, resumed, following, ...(received.ticket ? { ticket: received.ticket } : {}) };
   }
+}
+
+/** The full handshake started: its C1 made (as relayed to the host, §3 step 1), its finish to come. */
+export async function startFullHandshake(
+  key: ChannelHandshakeOptions['key'],
+  { channels, wantTicket }: { channels: readonly ChannelVersion[]; wantTicket: boolean },
+): Promise<{ kind: 'full'; started: ClientHandshake; body: string }> {
+  const started = await startClientHandshake({
+    ...(typeof key.private === 'string' ? { clientKeyPem: key.private } : { clientKeys: key.private }),
+    clientSpkiPem: key.spkiPem,
+    channels: [...channels],
+  });
+  const c1 = { ...started.c1Args, pub_key: textToBase64(key.publicPem), ...(wantTicket ? { want_ticket: true } : {}) };
+  return { kind: 'full', started, body: JSON.stringify({ id: 'hsc1-c1', name: 'auth_ssl', namespace: 'rpc', args: c1 }) };
 }
 
 /** A resumption's R1 as relayed to the host (docs/bridge-protocol.md §3 step 9). */

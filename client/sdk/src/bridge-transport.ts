@@ -11,18 +11,18 @@
  * Runtime-neutral (WebCrypto only); the WebSocket constructor is passed in or taken from globalThis.
  */
 import {
+  BINARY_CHANNEL_VERSIONS,
   HandshakeError,
   hostKeyFingerprint as fingerprintOf,
   RESUMABLE_CHANNELS,
   startClientResumption,
-  type ClientResumption,
   type ClientTicket,
 } from '@hostadm/shared/crypto/index.ts';
 import { ROOM_HOST_DESTINATION } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { ConnectionError } from './errors.ts';
 import type { CloseInfo, Transport, TransportFactory, TransportHandlers } from './transport.ts';
 import { chooseHost, describeHost, DIRECTORY_ROOM, hostList, hostRoom, relayUrl, type BridgeHostSelector } from './bridge-hosts.ts';
-import { ChannelHandshake, r1Body } from './bridge-handshake.ts';
+import { ChannelHandshake, r1Body, startFullHandshake, type EarlyOpening } from './bridge-handshake.ts';
 import { BridgeSession, clientKeyIds, messageOf } from './bridge-session.ts';
 import type { WebSocketConstructor } from './websocket.ts';
 import { privateKeyOf, type PrivateKeyMaterial } from './key-auth.ts';
@@ -99,36 +99,40 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       const deadline = Date.now() + timeoutMs;
       const pinnedFingerprint = pinned !== undefined ? await hostKeyFingerprint(pinned) : undefined;
       const join = (room: string, behindSignIn?: () => Promise<string | undefined>) => joinRoom(room, { signal, deadline, behindSignIn });
-      // The key's ids, the ticket and its resumption are made while the bridge answers the upgrade (the
-      // request is written first), so that in the host's room R1 can leave right behind the bridge
-      // sign-in (docs/bridge-protocol.md §2.3) with no work between.
+      // The key's ids, the ticket and the opening (a ticket's resumption, else the full handshake with a
+      // pinned host) are made while the bridge answers the upgrade (the request is written first), so
+      // that in the host's room R1 or C1 can leave right behind the bridge sign-in
+      // (docs/bridge-protocol.md §2.3) with no work between.
       const prepared = afterThisTurn(async () => {
         const ids = await clientKeyIds(options.key);
         const ticket = storedTicket(ids.md5);
-        return { ids, ticket, started: ticket ? await startClientResumption(ticket) : undefined };
+        let opening: EarlyOpening | undefined;
+        if (ticket) opening = { kind: 'resume', started: await startClientResumption(ticket) };
+        else if (pinnedFingerprint) opening = await startFullHandshake(keyFor(ids), { channels: BINARY_CHANNEL_VERSIONS, wantTicket: tickets !== null });
+        return { ids, ticket, opening };
       });
       prepared.catch(() => undefined); // awaited below; a failure before then is not unhandled
-      const earlyR1 = async () => {
-        const { ticket, started } = await prepared;
+      const earlyFirst = async () => {
+        const { ticket, opening } = await prepared;
         if (ticket) forgetTicket(ticket); // R1 leaves now: the ticket is spent whatever follows
-        return started && r1Body(started);
+        return opening && (opening.kind === 'resume' ? r1Body(opening.started) : opening.body);
       };
       // The host's own room (docs/bridge-protocol.md §2.10): straight there when its key is pinned,
       // else (or when it is not there: an agent of an older version sits in the shared room) where
       // the directory says it is.
       let session: BridgeSession | null = null;
       try {
-        session = pinnedFingerprint ? await join(hostRoom(pinnedFingerprint), earlyR1) : null;
+        session = pinnedFingerprint ? await join(hostRoom(pinnedFingerprint), earlyFirst) : null;
         if (session && !announces(session, pinnedFingerprint)) {
           session.close({ code: 1000, reason: 'host not in its room' });
           session = null;
         }
-        // An R1 sent behind the sign-in of a room left (no host there) reached no host: sent again from the host's room.
+        // What went behind the sign-in of a room left (no host there) reached no host: sent again from the host's room.
         const sentEarly = session?.earlyRelaySent === true;
         session ??= await join(await roomFromDirectory(join, pinnedFingerprint));
-        const { ids, ticket, started } = await prepared;
+        const { ids, ticket, opening } = await prepared;
         if (ticket) forgetTicket(ticket);
-        return await openChannel(session, handlers, { signal, deadline, ids, ticket, resumption: started && { started, sentEarly } });
+        return await openChannel(session, handlers, { signal, deadline, ids, ticket, early: opening && { opening, sentEarly } });
       } catch (err) {
         session?.close({ code: 4000, reason: messageOf(err) });
         if (err instanceof ConnectionError) throw err;
@@ -151,6 +155,11 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
     if (!ticket || pinned === undefined) return undefined;
     const fits = ticket.hostKey === pinned && ticket.md5Key === md5 && ticket.expiresAt > Date.now() && RESUMABLE_CHANNELS.includes(ticket.channel);
     return fits ? ticket : undefined;
+  }
+
+  /** The client key as the channel handshake takes it. */
+  function keyFor(ids: { publicPem: string; spkiPem: string }) {
+    return { private: privateKeyOf(options.key), publicPem: ids.publicPem, spkiPem: ids.spkiPem };
   }
 
   /** A ticket is used once: forgotten as its R1 leaves (unless the store already holds another). */
@@ -224,13 +233,13 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       deadline,
       ids,
       ticket,
-      resumption,
+      early,
     }: {
       signal: AbortSignal | undefined;
       deadline: number;
       ids: { publicPem: string; spkiPem: string; md5: string };
       ticket: ClientTicket | undefined;
-      resumption: { started: ClientResumption; sentEarly: boolean } | undefined;
+      early: { opening: EarlyOpening; sentEarly: boolean } | undefined;
     },
   ): Promise<Transport> {
     // A pinned host is chosen by its key, the name being only a label: a rogue agent announcing the
@@ -263,7 +272,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
     // behind the sign-in that found no host yet (it came meanwhile) goes again, to the host's id.
     session.onDropped = (destination, reason) => {
       if (destination === agentId) end({ code: 4101, reason: `the bridge dropped a frame to ${hostLabel} (${reason})` });
-      else if (destination === ROOM_HOST_DESTINATION) handshake.earlyR1Dropped();
+      else if (destination === ROOM_HOST_DESTINATION) handshake.earlyFirstDropped();
     };
     // The connection handed back; it exists before the handshake ends so that requests pipelined
     // behind a resumption's proof (onEarlySend) are sent on, and later failed with, this very object.
@@ -278,9 +287,9 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       session,
       agentId,
       hostLabel,
-      key: { private: privateKeyOf(options.key), publicPem: ids.publicPem, spkiPem: ids.spkiPem },
+      key: keyFor(ids),
       ticket,
-      resumption,
+      early,
       wantTicket: tickets !== null,
       pinnedHostKey: pinned,
       onHostKey: options.onHostKey,
