@@ -22,7 +22,17 @@ import type { SecureChannel } from './channel.ts';
 import { importEd25519PublicKey } from './keys.ts';
 import { primitives, sha256 } from './primitives.ts';
 import { concatBytes, constantTimeEqual, fromBase64, isBase64, randomBytes, toBase64, utf8Encode } from './subtle.ts';
-import { generateEphemeral, HSC1_VERSION, HSC2_VERSION, HSC3_VERSION, LABEL_RESUME_HOST_SIG, SIZES, x25519, type ChannelVersion } from './transcript.ts';
+import {
+  type ChannelVersion,
+  type EphemeralKey,
+  generateEphemeral,
+  HSC1_VERSION,
+  HSC2_VERSION,
+  HSC3_VERSION,
+  LABEL_RESUME_HOST_SIG,
+  SIZES,
+  x25519,
+} from './transcript.ts';
 
 export const RESUMPTION_VERSION = 'hsr1';
 export const LABEL_RESUME_TRANSCRIPT = 'hostadm-hsr1';
@@ -104,69 +114,9 @@ export interface ClientTicket {
   pipelining?: true;
 }
 
-/** What the agent remembers per ticket (in memory only: a restart forgets every ticket). */
-export interface TicketState {
-  md5Key: string;
-  user: string;
-  /** base64 raw host key the ticket was issued under. */
-  hostKey: string;
-  channel: string;
-  secret: Uint8Array;
-  expiresAt: number;
-  /** When the key last proved itself with RSA (a full handshake); bounds the chain of resumptions. */
-  provenAt: number;
-}
-
-/**
- * The agent's tickets: random 256-bit ids into a table. `take` removes what it finds, so a ticket is
- * good once (a replay finds nothing); an expired, unknown or already used id is refused alike.
- */
-export class TicketTable {
-  private readonly tickets = new Map<string, TicketState>();
-  private readonly maxTickets: number;
-
-  constructor(maxTickets = 10_000) {
-    this.maxTickets = maxTickets;
-  }
-
-  get size(): number {
-    return this.tickets.size;
-  }
-
-  issue(state: TicketState, now: number): TicketMessageArgs {
-    // Oldest first (insertion order), so expired tickets sit at the front: stop at the first live one.
-    for (const [id, old] of this.tickets) {
-      if (old.expiresAt > now) break;
-      this.forget(id);
-    }
-    // Full: the oldest ticket goes (its client falls back to a full handshake).
-    while (this.tickets.size >= this.maxTickets) this.forget(this.tickets.keys().next().value as string);
-    const ticket = toBase64(randomBytes(SIZES.key));
-    this.tickets.set(ticket, state);
-    return { ticket, expires_in: Math.floor((state.expiresAt - now) / 1000), channel: state.channel };
-  }
-
-  take(ticket: string, now: number): TicketState | null {
-    const state = this.tickets.get(ticket);
-    if (!state) return null;
-    this.tickets.delete(ticket);
-    if (state.expiresAt <= now) {
-      state.secret.fill(0);
-      return null;
-    }
-    return state;
-  }
-
-  /** Drops every ticket of a key (unregistered) or of everyone (`undefined`). */
-  revoke(md5Key?: string): void {
-    for (const [id, state] of this.tickets) if (md5Key === undefined || state.md5Key === md5Key) this.forget(id);
-  }
-
-  private forget(id: string): void {
-    this.tickets.get(id)?.secret.fill(0);
-    this.tickets.delete(id);
-  }
-}
+// The agent's table of tickets (resumption-table.ts), here too for those who import it from this file.
+export { type TicketState, TicketTable } from './resumption-table.ts';
+import type { TicketState } from './resumption-table.ts';
 
 /** The client's ticket from the sealed ticket message, or null when the message is not one. */
 export function clientTicketFrom(args: unknown, issuedBy: { secret: Uint8Array; hostKey: string; md5Key: string; now: number }): ClientTicket | null {
@@ -258,11 +208,52 @@ export interface ClientResumption {
   finish(raArgs: unknown): Promise<ClientResumptionResult>;
 }
 
+/** R1's own material: a fresh ephemeral key and nonce. */
+interface R1Material {
+  ephemeral: EphemeralKey;
+  clientNonce: Uint8Array;
+}
+
+async function r1Material(): Promise<R1Material> {
+  return { ephemeral: await generateEphemeral(), clientNonce: randomBytes(SIZES.nonce) };
+}
+
+/**
+ * A resumption made ahead by primeClientResumption: R1's material, and the host key imported for RA
+ * (keys.ts keeps the import), made while the process waits for the bridge anyway, so that R1 leaves
+ * as soon as the bridge lets the channel start. Taken once, by the next startClientResumption of the
+ * same ticket (id and host key) within PRIMED_FOR_MS; any other start drops it. It decides nothing:
+ * which ticket is used, and whether at all, is still the caller's check, and every RA check is made.
+ */
+let primed: { ticket: string; hostKey: string; engine: string; at: number; material: Promise<R1Material> } | null = null;
+const PRIMED_FOR_MS = 30_000;
+
+/** Makes the ticket's R1 material ahead; resolves with the client_eph (base64) its R1 will carry. */
+export function primeClientResumption(ticket: ClientTicket, now = Date.now()): Promise<string> {
+  const material = r1Material();
+  primed = { ticket: ticket.ticket, hostKey: ticket.hostKey, engine: primitives().engine, at: now, material };
+  try {
+    importEd25519PublicKey(fromBase64(ticket.hostKey)).catch(() => undefined);
+  } catch {
+    // not base64: finish() refuses RA's signature with the same key
+  }
+  const eph = material.then((made) => toBase64(made.ephemeral.publicRaw));
+  eph.catch(() => undefined); // a failure shows again when the resumption starts without it
+  return eph;
+}
+
+function takePrimed(ticket: ClientTicket, now: number): Promise<R1Material> | null {
+  const taken = primed;
+  primed = null;
+  if (taken?.ticket !== ticket.ticket || taken.hostKey !== ticket.hostKey || taken.engine !== primitives().engine) return null;
+  return now - taken.at < PRIMED_FOR_MS ? taken.material : null;
+}
+
 export async function startClientResumption(ticket: ClientTicket): Promise<ClientResumption> {
+  const made = takePrimed(ticket, Date.now());
   if (!RESUMABLE_CHANNELS.includes(ticket.channel))
     throw new HandshakeError('downgrade', `the ticket names channel ${ticket.channel}, which this client does not speak`);
-  const ephemeral = await generateEphemeral();
-  const clientNonce = randomBytes(SIZES.nonce);
+  const { ephemeral, clientNonce } = await (made ?? r1Material());
   const r1Args: R1Args = { ticket: ticket.ticket, client_eph: toBase64(ephemeral.publicRaw), client_nonce: toBase64(clientNonce) };
   let used = false;
 

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { usageError } from './exit.ts';
 import type { ClientTicket } from '@hostadm/shared/crypto/resumption.ts';
 import type { BridgeSignInTicket } from '@hostadm/shared/crypto/bridge-ticket.ts';
+import type { TicketKeeper } from '../../../sdk/src/ticket-keeper.ts';
 
 export interface Profile {
   /** `ws://host:port` or `wss://host:port` of the agent (direct); absent for a bridge profile. */
@@ -97,7 +98,6 @@ const tokenPath = (key: string) => join(configDir(), 'tokens', `${key}.json`);
 
 export function readToken(key: string, url: string, user: string): CachedToken | undefined {
   const path = tokenPath(key);
-  if (!existsSync(path)) return undefined;
   try {
     const t = JSON.parse(readFileSync(path, 'utf8')) as CachedToken;
     if (t.url !== url || t.user !== user || typeof t.token !== 'string') return undefined;
@@ -128,7 +128,6 @@ const ticketPath = (key: string) => join(configDir(), 'tickets', `${key}.json`);
 
 export function readTicket(key: string): ClientTicket | undefined {
   const path = ticketPath(key);
-  if (!existsSync(path)) return undefined;
   try {
     const t = JSON.parse(readFileSync(path, 'utf8')) as Partial<ClientTicket>;
     const strings = [t.ticket, t.secret, t.hostKey, t.md5Key, t.channel].every((v) => typeof v === 'string');
@@ -148,6 +147,33 @@ export function deleteTicket(key: string): void {
   rmSync(ticketPath(key), { force: true });
 }
 
+export interface Prefetching<T> {
+  /** Reads the file now; the next `load` takes this read instead of reading again. */
+  prefetch(): T | undefined;
+}
+
+/**
+ * A ticket file as the SDK's store, readable ahead (`prefetch`, while the process waits for the bridge
+ * anyway) by one read the next `load` takes. A save forgets that read (the file changed) and a load
+ * without one reads the file, so what the SDK loads is what the file held when it was read.
+ */
+export function ticketFile<T>(file: { read(): T | undefined; write(ticket: T): void; remove(): void }): TicketKeeper<T> & Prefetching<T> {
+  let ahead: { ticket: T | undefined } | null = null;
+  return {
+    prefetch: () => (ahead ??= { ticket: file.read() }).ticket,
+    load() {
+      const read = ahead;
+      ahead = null;
+      return read ? read.ticket : file.read();
+    },
+    save(ticket) {
+      ahead = null;
+      if (ticket) file.write(ticket);
+      else file.remove();
+    },
+  };
+}
+
 /**
  * One sign-in ticket per bridge and key (docs/bridge-protocol.md §2.3): every profile that reaches
  * hosts through that bridge with that key signs in with it instead of RSA, until it expires. Named by
@@ -158,7 +184,6 @@ const bridgeTicketPath = (bridgeUrl: string, md5: string) =>
 
 export function readBridgeTicket(bridgeUrl: string, md5: string): BridgeSignInTicket | undefined {
   const path = bridgeTicketPath(bridgeUrl, md5);
-  if (!existsSync(path)) return undefined;
   try {
     const t = JSON.parse(readFileSync(path, 'utf8')) as Partial<BridgeSignInTicket>;
     const strings = [t.ticket, t.secret, t.md5Key, t.bridge].every((v) => typeof v === 'string');
