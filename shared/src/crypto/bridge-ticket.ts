@@ -70,6 +70,18 @@ function secretKey(ticket: BridgeSignInTicket, engine: HandshakePrimitives): Pro
   return key;
 }
 
+/**
+ * Imports the ticket's secret now (the CLI does while the bridge answers the upgrade), so the sign-in's
+ * proof is one HMAC when the test string comes. Nothing is sent; a bad secret fails at the proof as before.
+ */
+export function primeBridgeTicketProof(ticket: BridgeSignInTicket): void {
+  try {
+    secretKey(ticket, primitives()).catch(() => undefined);
+  } catch {
+    // not base64: bridgeTicketProof fails the same way, where it is reported
+  }
+}
+
 /** The bytes a ticket's secret MACs: label ‖ test_string; a test string of another shape is refused. */
 export function bridgeTicketMessage(testString: string): Uint8Array {
   if (!TEST_STRING_PATTERN.test(testString)) throw new Error('refusing to answer: the test string is not 32 letters and digits');

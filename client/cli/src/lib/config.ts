@@ -8,7 +8,7 @@
  *   known_hosts.json   host keys pinned per bridge and host (`<bridge> <host>` → key and fingerprint)
  *   enrolled.json      which keys (md5_key) each bridge has enrolled, so a join token is spent once
  */
-import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { ensurePrivateDir, tightenPrivateTree } from '@hostadm/shared/node/private-files.ts';
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
@@ -71,6 +71,18 @@ export function loadConfig(): ConfigFile {
   }
 }
 
+/**
+ * Removes a file, if there is one. One unlink: `rmSync({ force })` stats first and runs more of Node's
+ * JavaScript, ~0.2 ms in a cold command, and a used ticket is removed just before the channel's R1.
+ */
+function removeFile(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
 /** Writes atomically (temp file + rename) with mode 0600. */
 export function writePrivateFile(path: string, text: string): void {
   const tmp = `${path}.${process.pid}.tmp`;
@@ -114,7 +126,7 @@ export function writeToken(key: string, token: CachedToken): void {
 }
 
 export function deleteToken(key: string): void {
-  rmSync(tokenPath(key), { force: true });
+  removeFile(tokenPath(key));
 }
 
 // ------------------------------------------------------------------ resumption tickets
@@ -144,7 +156,7 @@ export function writeTicket(key: string, ticket: ClientTicket): void {
 }
 
 export function deleteTicket(key: string): void {
-  rmSync(ticketPath(key), { force: true });
+  removeFile(ticketPath(key));
 }
 
 export interface Prefetching<T> {
@@ -200,7 +212,7 @@ export function writeBridgeTicket(bridgeUrl: string, md5: string, ticket: Bridge
 }
 
 export function deleteBridgeTicket(bridgeUrl: string, md5: string): void {
-  rmSync(bridgeTicketPath(bridgeUrl, md5), { force: true });
+  removeFile(bridgeTicketPath(bridgeUrl, md5));
 }
 
 // ------------------------------------------------------------------ keys
