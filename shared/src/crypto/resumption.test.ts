@@ -28,6 +28,7 @@ import {
   type RaArgs,
   type TicketState,
 } from './resumption.ts';
+import { warmUpPrimitives } from './primitives.ts';
 import { fromBase64, toBase64 } from './subtle.ts';
 import type { ChannelVersion } from './transcript.ts';
 
@@ -182,6 +183,17 @@ describeOnEachEngine(
       const answered = await answerResumption({ r1Args: primedStart.r1Args, state: table.take(next.ticket.ticket, NOW)!, hostKey: host });
       const done = await primedStart.finish(answered.raArgs);
       assert.ok(answered.verifyRc(done.rcArgs));
+    });
+
+    test('warming the engine up while RA is on its way throws nothing and changes no result', async () => {
+      const table = new TicketTable();
+      const { ticket } = await fullHandshakeWithTicket(table);
+      const resume = await startClientResumption(ticket);
+      assert.doesNotThrow(() => warmUpPrimitives());
+      const agent = await answerResumption({ r1Args: resume.r1Args, state: table.take(ticket.ticket, NOW)!, hostKey: host });
+      const done = await resume.finish(agent.raArgs);
+      assert.ok(agent.verifyRc(done.rcArgs));
+      assert.equal(await agent.channel.open(await done.channel.seal('{"after":"warm-up"}')), '{"after":"warm-up"}');
     });
 
     test('a primed resumption is dropped by the start of another ticket, a changed host key, or age', async () => {
