@@ -149,8 +149,7 @@ export async function openClient(flags: ConnectionFlags, options: OpenOptions = 
       reconnect: options.reconnect ? { maxAttempts: 12 } : false,
     });
     const opening = client.open();
-    // After the connection's first write, while the bridge answers it (setImmediate runs after the
-    // poll that sends the upgrade request): the tickets read and a resumption's key made ahead.
+    // From the first turn after the connection's first write (the poll that sends the upgrade request).
     if (bridge) setImmediate(bridge.prime);
     first = options.first?.(client);
     // A failed opening fails the first request too; the opening's error is the one reported.
@@ -323,21 +322,31 @@ async function bridgeFactory(target: Target, flags: ConnectionFlags): Promise<{ 
     remove: () => deleteTicket(target.tokenKey),
   });
   const signIn = bridgeSignInTickets(bridge.url, keyMd5);
-  // Both files read ahead, the sign-in ticket's secret imported, and a resumption's R1 made ahead for a
-  // ticket the SDK will take: its checks (usableTicket: this pinned host, this key, not expired) are
-  // repeated, so R1's key is only made for a ticket that will be used; the SDK still decides.
-  const prime = () => {
-    try {
+  // Work the connection needs later, done in its waits, each step when its turn comes and after any
+  // input that arrived meanwhile (setImmediate runs after the poll): the sign-in ticket read and its
+  // secret imported (needed at the bridge's identify), the channel ticket read and a resumption's R1
+  // made ahead for a ticket the SDK will take (needed at the announcement; the SDK's checks in
+  // usableTicket are repeated, so R1's key is made only for a ticket that will be used, and the SDK
+  // still decides), then stdout, where the reply is printed (Node makes it on first use, ~0.3 ms).
+  const steps = [
+    () => {
       const signInTicket = signIn.signInTickets.prefetch();
       if (signInTicket) primeBridgeTicketProof(signInTicket);
+    },
+    () => {
       const ticket = tickets.prefetch();
       const usable = ticket && entry && ticket.hostKey === entry.hostKey && ticket.md5Key === keyMd5 && ticket.expiresAt > Date.now();
       if (usable) void primeClientResumption(ticket);
-      // Where the reply is printed: Node makes the stream on first use (~0.3 ms in a cold process).
-      process.stdout.writable;
+    },
+    () => process.stdout.writable,
+  ];
+  const prime = () => {
+    try {
+      steps.shift()?.();
     } catch {
       // Only work done ahead: the SDK reads and makes what it needs itself.
     }
+    if (steps.length > 0) setImmediate(prime);
   };
   const factory = bridgeTransport({
     onEnrolled: () => markEnrolled(bridge.url, keyMd5),
