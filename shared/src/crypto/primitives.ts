@@ -84,11 +84,15 @@ export function primitives(): HandshakePrimitives {
 /**
  * Runs the node:crypto operations of a resumption's answer once on public test values (engines/node),
  * so that their first use in this process costs nothing extra later: for a wait, such as a client's for
- * RA. WebCrypto has nothing to warm. Never throws: this is only an optimisation.
+ * RA. Once per process (later calls return at once); WebCrypto has nothing to warm. Never throws: this
+ * is only an optimisation.
  */
+const warmed = new WeakSet<object>();
+
 export function warmUpPrimitives(): void {
   const c = nodeCrypto();
-  if (!c) return;
+  if (!c || warmed.has(c)) return;
+  warmed.add(c);
   try {
     warmNodeCrypto(c);
   } catch {
