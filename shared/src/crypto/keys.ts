@@ -289,7 +289,7 @@ export function importEd25519PrivateKey(pkcs8: string | Uint8Array): Promise<Eng
 
 /**
  * Imported Ed25519 public keys, by engine and raw key: a host key is verified in every handshake and
- * resumption with it (and a primed resumption imports it ahead, resumption.ts), and an import is most of
+ * resumption with it (a resumption imports it ahead, while R1 is on its way: resumption.ts), and an import is most of
  * a verification's cost. Named by the key's own bytes, so another key (a host key that changed and was
  * pinned anew) never meets an import of the old one; a public key is no secret to keep.
  */

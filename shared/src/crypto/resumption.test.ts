@@ -19,7 +19,6 @@ import {
 import {
   answerResumption,
   clientTicketFrom,
-  primeClientResumption,
   startClientResumption,
   TICKET_LIFETIME_MS,
   TicketTable,
@@ -166,25 +165,6 @@ describeOnEachEngine(
       }
     });
 
-    test('a primed resumption is taken once, by its own ticket: R1 carries the key made ahead, and every RA check still holds', async () => {
-      const table = new TicketTable();
-      const { ticket } = await fullHandshakeWithTicket(table);
-      const made = await primeClientResumption(ticket, NOW);
-      const resume = await startClientResumption(ticket);
-      assert.equal(resume.r1Args.client_eph, made, 'R1 carries the key made ahead');
-      const again = await startClientResumption(ticket);
-      assert.notEqual(again.r1Args.client_eph, made, 'taken once: the next start makes a fresh key');
-      const agent = await answerResumption({ r1Args: resume.r1Args, state: table.take(ticket.ticket, NOW)!, hostKey: host });
-      await rejectsWith(resume.finish({ ...agent.raArgs, host_sig: flip(agent.raArgs.host_sig) }), 'bad-signature');
-      // An honest RA for a fresh primed start resumes as an unprimed one does.
-      const next = await fullHandshakeWithTicket(table);
-      await primeClientResumption(next.ticket, NOW);
-      const primedStart = await startClientResumption(next.ticket);
-      const answered = await answerResumption({ r1Args: primedStart.r1Args, state: table.take(next.ticket.ticket, NOW)!, hostKey: host });
-      const done = await primedStart.finish(answered.raArgs);
-      assert.ok(answered.verifyRc(done.rcArgs));
-    });
-
     test('warming the engine up while RA is on its way throws nothing and changes no result', async () => {
       const table = new TicketTable();
       const { ticket } = await fullHandshakeWithTicket(table);
@@ -194,20 +174,6 @@ describeOnEachEngine(
       const done = await resume.finish(agent.raArgs);
       assert.ok(agent.verifyRc(done.rcArgs));
       assert.equal(await agent.channel.open(await done.channel.seal('{"after":"warm-up"}')), '{"after":"warm-up"}');
-    });
-
-    test('a primed resumption is dropped by the start of another ticket, a changed host key, or age', async () => {
-      const table = new TicketTable();
-      const { ticket } = await fullHandshakeWithTicket(table);
-      const { ticket: other } = await fullHandshakeWithTicket(table);
-      const made = await primeClientResumption(ticket, NOW);
-      assert.notEqual((await startClientResumption(other)).r1Args.client_eph, made, 'another ticket makes its own key');
-      assert.notEqual((await startClientResumption(ticket)).r1Args.client_eph, made, 'and the primed one is gone');
-      const madeForHost = await primeClientResumption(ticket, NOW);
-      const moved = await startClientResumption({ ...ticket, hostKey: otherHost.publicRaw });
-      assert.notEqual(moved.r1Args.client_eph, madeForHost, 'a ticket naming another host key is not the primed one');
-      const old = await primeClientResumption(ticket, Date.now() - 60_000);
-      assert.notEqual((await startClientResumption(ticket)).r1Args.client_eph, old, 'a key made a minute ago is not used');
     });
 
     test('malformed R1 and ticket messages are refused with a reason', async () => {

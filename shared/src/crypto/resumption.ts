@@ -20,19 +20,9 @@
 import { channelFrom, fixedField, HandshakeError, isRecord, type HostKey } from './handshake.ts';
 import type { SecureChannel } from './channel.ts';
 import { importEd25519PublicKey } from './keys.ts';
-import { primitives, sha256 } from './primitives.ts';
+import { primitives, sha256, warmUpPrimitives } from './primitives.ts';
 import { concatBytes, constantTimeEqual, fromBase64, isBase64, randomBytes, toBase64, utf8Encode } from './subtle.ts';
-import {
-  type ChannelVersion,
-  type EphemeralKey,
-  generateEphemeral,
-  HSC1_VERSION,
-  HSC2_VERSION,
-  HSC3_VERSION,
-  LABEL_RESUME_HOST_SIG,
-  SIZES,
-  x25519,
-} from './transcript.ts';
+import { type ChannelVersion, generateEphemeral, HSC1_VERSION, HSC2_VERSION, HSC3_VERSION, LABEL_RESUME_HOST_SIG, SIZES, x25519 } from './transcript.ts';
 
 export const RESUMPTION_VERSION = 'hsr1';
 export const LABEL_RESUME_TRANSCRIPT = 'hostadm-hsr1';
@@ -208,53 +198,30 @@ export interface ClientResumption {
   finish(raArgs: unknown): Promise<ClientResumptionResult>;
 }
 
-/** R1's own material: a fresh ephemeral key and nonce. */
-interface R1Material {
-  ephemeral: EphemeralKey;
-  clientNonce: Uint8Array;
-}
-
-async function r1Material(): Promise<R1Material> {
-  return { ephemeral: await generateEphemeral(), clientNonce: randomBytes(SIZES.nonce) };
-}
-
-/**
- * A resumption made ahead by primeClientResumption: R1's material, and the host key imported for RA
- * (keys.ts keeps the import), made while the process waits for the bridge anyway, so that R1 leaves
- * as soon as the bridge lets the channel start. Taken once, by the next startClientResumption of the
- * same ticket (id and host key) within PRIMED_FOR_MS; any other start drops it. It decides nothing:
- * which ticket is used, and whether at all, is still the caller's check, and every RA check is made.
- */
-let primed: { ticket: string; hostKey: string; engine: string; at: number; material: Promise<R1Material> } | null = null;
-const PRIMED_FOR_MS = 30_000;
-
-/** Makes the ticket's R1 material ahead; resolves with the client_eph (base64) its R1 will carry. */
-export function primeClientResumption(ticket: ClientTicket, now = Date.now()): Promise<string> {
-  const material = r1Material();
-  primed = { ticket: ticket.ticket, hostKey: ticket.hostKey, engine: primitives().engine, at: now, material };
-  try {
-    importEd25519PublicKey(fromBase64(ticket.hostKey)).catch(() => undefined);
-  } catch {
-    // not base64: finish() refuses RA's signature with the same key
-  }
-  const eph = material.then((made) => toBase64(made.ephemeral.publicRaw));
-  eph.catch(() => undefined); // a failure shows again when the resumption starts without it
-  return eph;
-}
-
-function takePrimed(ticket: ClientTicket, now: number): Promise<R1Material> | null {
-  const taken = primed;
-  primed = null;
-  if (taken?.ticket !== ticket.ticket || taken.hostKey !== ticket.hostKey || taken.engine !== primitives().engine) return null;
-  return now - taken.at < PRIMED_FOR_MS ? taken.material : null;
+/** Node's setImmediate (the next turn of the event loop, after this turn's writes and input), else a timer. */
+function nextTurn(run: () => void): void {
+  const timers = globalThis as { setImmediate?: (run: () => void) => unknown; setTimeout?: (run: () => void, ms: number) => unknown };
+  if (timers.setImmediate) timers.setImmediate(run);
+  else timers.setTimeout?.(run, 0);
 }
 
 export async function startClientResumption(ticket: ClientTicket): Promise<ClientResumption> {
-  const made = takePrimed(ticket, Date.now());
   if (!RESUMABLE_CHANNELS.includes(ticket.channel))
     throw new HandshakeError('downgrade', `the ticket names channel ${ticket.channel}, which this client does not speak`);
-  const { ephemeral, clientNonce } = await (made ?? r1Material());
+  const ephemeral = await generateEphemeral();
+  const clientNonce = randomBytes(SIZES.nonce);
   const r1Args: R1Args = { ticket: ticket.ticket, client_eph: toBase64(ephemeral.publicRaw), client_nonce: toBase64(clientNonce) };
+  // While R1 and RA are on their way (from the next turn, after the writes of this one and the input
+  // that came meanwhile): the host key imported for RA's check (keys.ts keeps the import) and the first
+  // use of RA's other operations paid (primitives.ts), so that RC leaves sooner once RA is in.
+  nextTurn(() => {
+    try {
+      importEd25519PublicKey(fromBase64(ticket.hostKey)).catch(() => undefined);
+    } catch {
+      // not base64: finish() refuses RA's signature with the same key
+    }
+    warmUpPrimitives();
+  });
   let used = false;
 
   async function finish(raArgs: unknown): Promise<ClientResumptionResult> {

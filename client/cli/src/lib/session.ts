@@ -14,7 +14,6 @@ import { bridgeTransport, HostadmClient, NodeWebSocket, type AuthMethod, type Br
 import { HostadmRequestError, KeyNotRegisteredError } from '../../../sdk/src/errors.ts';
 import { clientKeyIds } from '../../../sdk/src/bridge-session.ts';
 import { createHash, createPublicKey } from 'node:crypto';
-import { primeClientResumption } from '@hostadm/shared/crypto/resumption.ts';
 import { type BridgeSignInTicket, primeBridgeTicketProof } from '@hostadm/shared/crypto/bridge-ticket.ts';
 import { CliError, EXIT, usageError } from './exit.ts';
 import {
@@ -322,21 +321,15 @@ async function bridgeFactory(target: Target, flags: ConnectionFlags): Promise<{ 
     remove: () => deleteTicket(target.tokenKey),
   });
   const signIn = bridgeSignInTickets(bridge.url, keyMd5);
-  // Work the connection needs later, done in its waits, each step when its turn comes and after any
-  // input that arrived meanwhile (setImmediate runs after the poll): the sign-in ticket read and its
-  // secret imported (needed at the bridge's identify), the channel ticket read and a resumption's R1
-  // made ahead for a ticket the SDK will take (needed at the announcement; the SDK's checks in
-  // usableTicket are repeated, so R1's key is made only for a ticket that will be used, and the SDK
-  // still decides), then stdout, where the reply is printed (Node makes it on first use, ~0.3 ms).
+  // Work the connection needs later, done in its waits, one step per turn of the event loop and after
+  // any input that arrived meanwhile (setImmediate runs after the poll): the sign-in ticket read and
+  // its secret imported (needed at the bridge's identify), then stdout, where the reply is printed
+  // (Node makes it on first use, ~0.3 ms). The SDK starts a resumption itself once the upgrade request
+  // has left (bridge-transport.ts).
   const steps = [
     () => {
       const signInTicket = signIn.signInTickets.prefetch();
       if (signInTicket) primeBridgeTicketProof(signInTicket);
-    },
-    () => {
-      const ticket = tickets.prefetch();
-      const usable = ticket && entry && ticket.hostKey === entry.hostKey && ticket.md5Key === keyMd5 && ticket.expiresAt > Date.now();
-      if (usable) void primeClientResumption(ticket);
     },
     () => process.stdout.writable,
   ];
