@@ -2,11 +2,12 @@
  * The CLI keeps a bridge profile's resumption ticket between commands (docs/protocol.md
  * "Resumption"): each command is the real `hostadm` binary in its own process; the first does the full
  * handshake and leaves the ticket in a 0600 file of the profile, the second resumes with it, and one
- * whose ticket expired at the host does the full handshake again.
+ * whose ticket expired at the host does the full handshake again, as does one whose ticket file names
+ * another host key than the one pinned.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { auditedSignIns } from '../helpers/agent.ts';
 import { runCli, show } from './cli-support.ts';
@@ -42,4 +43,13 @@ test('a bridged profile: the second command resumes with the ticket the first le
   const third = await runCli(call, env);
   assert.equal(third.code, 0, show(third));
   assert.deepEqual(auditedSignIns(agent).slice(-2), ['auth_resume 401', 'auth_ssl 200']);
+
+  // A ticket file that names another host key than the pinned one (read ahead while the bridge answers
+  // the upgrade, like every ticket) is never presented: the full handshake, and a fresh ticket for this host.
+  const kept = JSON.parse(readFileSync(ticketFile, 'utf8')) as Record<string, unknown>;
+  writeFileSync(ticketFile, JSON.stringify({ ...kept, hostKey: Buffer.alloc(32, 7).toString('base64') }), { mode: 0o600 });
+  const fourth = await runCli(call, env);
+  assert.equal(fourth.code, 0, show(fourth));
+  assert.deepEqual(auditedSignIns(agent).slice(-3), ['auth_resume 401', 'auth_ssl 200', 'auth_ssl 200'], 'no auth_resume: the ticket stayed home');
+  assert.equal((JSON.parse(readFileSync(ticketFile, 'utf8')) as { hostKey: string }).hostKey, agent.services.hostKey.publicRaw);
 });

@@ -3,7 +3,17 @@
  * computes (agent/src/server/keys.ts), fingerprints what §1 defines, and the base64 helpers Buffer's.
  */
 import assert from 'node:assert/strict';
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, privateDecrypt, publicEncrypt, constants, X509Certificate } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  privateDecrypt,
+  publicEncrypt,
+  constants,
+  sign,
+  X509Certificate,
+} from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { describeOnEachEngine } from './engines.test-support.ts';
@@ -12,6 +22,7 @@ import forge from 'node-forge';
 import {
   ed25519PublicRawFromPkcs8,
   hostKeyFingerprint,
+  importEd25519PublicKey,
   importRsaOaepPrivateKey,
   importRsaOaepPublicKey,
   KeyFormatError,
@@ -114,6 +125,24 @@ describeOnEachEngine('host key fingerprint', () => {
     assert.equal(await hostKeyFingerprint(raw.toString('base64')), expected);
     assert.deepEqual(Buffer.from(await ed25519PublicRawFromPkcs8(ed.privateKey)), raw);
     await assert.rejects(hostKeyFingerprint(new Uint8Array(31)), KeyFormatError);
+  });
+});
+
+describeOnEachEngine('Ed25519 public key imports', () => {
+  test('one import per key, reused for the same bytes only: a host key pinned anew is verified with its own import', async () => {
+    const signWith = (privateKey: string, data: Uint8Array) => new Uint8Array(sign(null, data, privateKey));
+    const rawOf = (publicKey: string) => new Uint8Array(Buffer.from(createPublicKey(publicKey).export({ format: 'jwk' }).x ?? '', 'base64url'));
+    const before = generateKeyPairSync('ed25519', { publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+    const after = generateKeyPairSync('ed25519', { publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+    const data = new TextEncoder().encode('hostadm-hsr1 host transcript');
+    const oldKey = await importEd25519PublicKey(rawOf(before.publicKey));
+    assert.equal(await importEd25519PublicKey(rawOf(before.publicKey)), oldKey, 'the same bytes: the same import');
+    const newKey = await importEd25519PublicKey(rawOf(after.publicKey));
+    assert.notEqual(newKey, oldKey);
+    assert.equal(await primitives().ed25519Verify(newKey, signWith(after.privateKey, data), data), true);
+    assert.equal(await primitives().ed25519Verify(newKey, signWith(before.privateKey, data), data), false, 'the old key signs nothing for the new pin');
+    assert.equal(await primitives().ed25519Verify(oldKey, signWith(after.privateKey, data), data), false);
+    await assert.rejects(importEd25519PublicKey(new Uint8Array(31)), KeyFormatError, 'a wrong size is refused, not cached');
   });
 });
 

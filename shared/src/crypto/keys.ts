@@ -287,12 +287,28 @@ export function importEd25519PrivateKey(pkcs8: string | Uint8Array): Promise<Eng
   return importOrThrow('Ed25519 private key', async () => primitives().importEd25519Private(ed25519Pkcs8(pkcs8)));
 }
 
+/**
+ * Imported Ed25519 public keys, by engine and raw key: a host key is verified in every handshake and
+ * resumption with it (a resumption imports it ahead, while R1 is on its way: resumption.ts), and an import is most of
+ * a verification's cost. Named by the key's own bytes, so another key (a host key that changed and was
+ * pinned anew) never meets an import of the old one; a public key is no secret to keep.
+ */
+const importedEd25519 = new Map<string, EngineKey>();
+const IMPORTED_ED25519_MAX = 32;
+
 /** Ed25519 public key from its raw 32 bytes, or from SPKI PEM. */
 export function importEd25519PublicKey(key: Uint8Array | string): Promise<EngineKey> {
   return importOrThrow('Ed25519 public key', async () => {
     const raw = typeof key === 'string' ? ed25519RawFromSpki(spkiDerFromPem(key)) : key;
     if (raw.length !== 32) throw new KeyFormatError('an Ed25519 public key is 32 bytes');
-    return primitives().importEd25519Public(raw);
+    const engine = primitives();
+    const name = `${engine.engine}:${toBase64(raw)}`;
+    const known = importedEd25519.get(name);
+    if (known) return known;
+    const imported = await engine.importEd25519Public(raw);
+    if (importedEd25519.size >= IMPORTED_ED25519_MAX) importedEd25519.delete(importedEd25519.keys().next().value as string);
+    importedEd25519.set(name, imported);
+    return imported;
   });
 }
 

@@ -14,7 +14,7 @@
  * made under one engine is never used by the other.
  */
 import { nodeCrypto } from './engines/node/node-crypto.ts';
-import { nodePrimitives } from './engines/node/primitives.ts';
+import { nodePrimitives, warmNodeCrypto } from './engines/node/primitives.ts';
 import { webCryptoPrimitives } from './engines/webcrypto/primitives.ts';
 import type { Bytes, CryptoKey } from './subtle.ts';
 
@@ -79,6 +79,25 @@ export interface HandshakePrimitives {
 export function primitives(): HandshakePrimitives {
   const c = nodeCrypto();
   return c ? nodePrimitives(c) : webCryptoPrimitives;
+}
+
+/**
+ * Runs the node:crypto operations of a resumption's answer once on public test values (engines/node),
+ * so that their first use in this process costs nothing extra later: for a wait, such as a client's for
+ * RA. Once per process (later calls return at once); WebCrypto has nothing to warm. Never throws: this
+ * is only an optimisation.
+ */
+const warmed = new WeakSet<object>();
+
+export function warmUpPrimitives(): void {
+  const c = nodeCrypto();
+  if (!c || warmed.has(c)) return;
+  warmed.add(c);
+  try {
+    warmNodeCrypto(c);
+  } catch {
+    // the real operation will report what is wrong
+  }
 }
 
 export function sha256(data: Bytes): Promise<Uint8Array> {

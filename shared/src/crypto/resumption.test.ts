@@ -27,6 +27,7 @@ import {
   type RaArgs,
   type TicketState,
 } from './resumption.ts';
+import { warmUpPrimitives } from './primitives.ts';
 import { fromBase64, toBase64 } from './subtle.ts';
 import type { ChannelVersion } from './transcript.ts';
 
@@ -162,6 +163,17 @@ describeOnEachEngine(
           throw new Error(`${what}: ${String(err)}`);
         });
       }
+    });
+
+    test('warming the engine up while RA is on its way throws nothing and changes no result', async () => {
+      const table = new TicketTable();
+      const { ticket } = await fullHandshakeWithTicket(table);
+      const resume = await startClientResumption(ticket);
+      assert.doesNotThrow(() => warmUpPrimitives());
+      const agent = await answerResumption({ r1Args: resume.r1Args, state: table.take(ticket.ticket, NOW)!, hostKey: host });
+      const done = await resume.finish(agent.raArgs);
+      assert.ok(agent.verifyRc(done.rcArgs));
+      assert.equal(await agent.channel.open(await done.channel.seal('{"after":"warm-up"}')), '{"after":"warm-up"}');
     });
 
     test('malformed R1 and ticket messages are refused with a reason', async () => {

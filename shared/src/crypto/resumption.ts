@@ -20,9 +20,9 @@
 import { channelFrom, fixedField, HandshakeError, isRecord, type HostKey } from './handshake.ts';
 import type { SecureChannel } from './channel.ts';
 import { importEd25519PublicKey } from './keys.ts';
-import { primitives, sha256 } from './primitives.ts';
+import { primitives, sha256, warmUpPrimitives } from './primitives.ts';
 import { concatBytes, constantTimeEqual, fromBase64, isBase64, randomBytes, toBase64, utf8Encode } from './subtle.ts';
-import { generateEphemeral, HSC1_VERSION, HSC2_VERSION, HSC3_VERSION, LABEL_RESUME_HOST_SIG, SIZES, x25519, type ChannelVersion } from './transcript.ts';
+import { type ChannelVersion, generateEphemeral, HSC1_VERSION, HSC2_VERSION, HSC3_VERSION, LABEL_RESUME_HOST_SIG, SIZES, x25519 } from './transcript.ts';
 
 export const RESUMPTION_VERSION = 'hsr1';
 export const LABEL_RESUME_TRANSCRIPT = 'hostadm-hsr1';
@@ -104,69 +104,9 @@ export interface ClientTicket {
   pipelining?: true;
 }
 
-/** What the agent remembers per ticket (in memory only: a restart forgets every ticket). */
-export interface TicketState {
-  md5Key: string;
-  user: string;
-  /** base64 raw host key the ticket was issued under. */
-  hostKey: string;
-  channel: string;
-  secret: Uint8Array;
-  expiresAt: number;
-  /** When the key last proved itself with RSA (a full handshake); bounds the chain of resumptions. */
-  provenAt: number;
-}
-
-/**
- * The agent's tickets: random 256-bit ids into a table. `take` removes what it finds, so a ticket is
- * good once (a replay finds nothing); an expired, unknown or already used id is refused alike.
- */
-export class TicketTable {
-  private readonly tickets = new Map<string, TicketState>();
-  private readonly maxTickets: number;
-
-  constructor(maxTickets = 10_000) {
-    this.maxTickets = maxTickets;
-  }
-
-  get size(): number {
-    return this.tickets.size;
-  }
-
-  issue(state: TicketState, now: number): TicketMessageArgs {
-    // Oldest first (insertion order), so expired tickets sit at the front: stop at the first live one.
-    for (const [id, old] of this.tickets) {
-      if (old.expiresAt > now) break;
-      this.forget(id);
-    }
-    // Full: the oldest ticket goes (its client falls back to a full handshake).
-    while (this.tickets.size >= this.maxTickets) this.forget(this.tickets.keys().next().value as string);
-    const ticket = toBase64(randomBytes(SIZES.key));
-    this.tickets.set(ticket, state);
-    return { ticket, expires_in: Math.floor((state.expiresAt - now) / 1000), channel: state.channel };
-  }
-
-  take(ticket: string, now: number): TicketState | null {
-    const state = this.tickets.get(ticket);
-    if (!state) return null;
-    this.tickets.delete(ticket);
-    if (state.expiresAt <= now) {
-      state.secret.fill(0);
-      return null;
-    }
-    return state;
-  }
-
-  /** Drops every ticket of a key (unregistered) or of everyone (`undefined`). */
-  revoke(md5Key?: string): void {
-    for (const [id, state] of this.tickets) if (md5Key === undefined || state.md5Key === md5Key) this.forget(id);
-  }
-
-  private forget(id: string): void {
-    this.tickets.get(id)?.secret.fill(0);
-    this.tickets.delete(id);
-  }
-}
+// The agent's table of tickets (resumption-table.ts), here too for those who import it from this file.
+export { type TicketState, TicketTable } from './resumption-table.ts';
+import type { TicketState } from './resumption-table.ts';
 
 /** The client's ticket from the sealed ticket message, or null when the message is not one. */
 export function clientTicketFrom(args: unknown, issuedBy: { secret: Uint8Array; hostKey: string; md5Key: string; now: number }): ClientTicket | null {
@@ -258,12 +198,30 @@ export interface ClientResumption {
   finish(raArgs: unknown): Promise<ClientResumptionResult>;
 }
 
+/** Node's setImmediate (the next turn of the event loop, after this turn's writes and input), else a timer. */
+function nextTurn(run: () => void): void {
+  const timers = globalThis as { setImmediate?: (run: () => void) => unknown; setTimeout?: (run: () => void, ms: number) => unknown };
+  if (timers.setImmediate) timers.setImmediate(run);
+  else timers.setTimeout?.(run, 0);
+}
+
 export async function startClientResumption(ticket: ClientTicket): Promise<ClientResumption> {
   if (!RESUMABLE_CHANNELS.includes(ticket.channel))
     throw new HandshakeError('downgrade', `the ticket names channel ${ticket.channel}, which this client does not speak`);
   const ephemeral = await generateEphemeral();
   const clientNonce = randomBytes(SIZES.nonce);
   const r1Args: R1Args = { ticket: ticket.ticket, client_eph: toBase64(ephemeral.publicRaw), client_nonce: toBase64(clientNonce) };
+  // While R1 and RA are on their way (from the next turn, after the writes of this one and the input
+  // that came meanwhile): the host key imported for RA's check (keys.ts keeps the import) and the first
+  // use of RA's other operations paid (primitives.ts), so that RC leaves sooner once RA is in.
+  nextTurn(() => {
+    try {
+      importEd25519PublicKey(fromBase64(ticket.hostKey)).catch(() => undefined);
+    } catch {
+      // not base64: finish() refuses RA's signature with the same key
+    }
+    warmUpPrimitives();
+  });
   let used = false;
 
   async function finish(raArgs: unknown): Promise<ClientResumptionResult> {

@@ -14,6 +14,7 @@ import { bridgeTransport, HostadmClient, NodeWebSocket, type AuthMethod, type Br
 import { HostadmRequestError, KeyNotRegisteredError } from '../../../sdk/src/errors.ts';
 import { clientKeyIds } from '../../../sdk/src/bridge-session.ts';
 import { createHash, createPublicKey } from 'node:crypto';
+import { type BridgeSignInTicket, primeBridgeTicketProof } from '@hostadm/shared/crypto/bridge-ticket.ts';
 import { CliError, EXIT, usageError } from './exit.ts';
 import {
   certPathFor,
@@ -36,7 +37,9 @@ import {
   writeBridgeTicket,
   writeTicket,
   writeToken,
+  type Prefetching,
   type Profile,
+  ticketFile,
 } from './config.ts';
 import { canPrompt, promptHidden } from './prompt.ts';
 
@@ -134,9 +137,10 @@ export async function openClient(flags: ConnectionFlags, options: OpenOptions = 
   let client: HostadmClient;
   let first: Promise<unknown> | undefined;
   try {
+    const bridge = target.bridge ? await bridgeFactory(target, flags) : undefined;
     client = new HostadmClient({
       webSocket: NodeWebSocket,
-      ...(target.bridge ? { transport: await bridgeFactory(target, flags) } : { url: target.url }),
+      ...(bridge ? { transport: bridge.factory } : { url: target.url }),
       auth,
       requestTimeoutMs: timeoutMs,
       connectTimeoutMs: Math.min(timeoutMs, 10_000),
@@ -144,6 +148,8 @@ export async function openClient(flags: ConnectionFlags, options: OpenOptions = 
       reconnect: options.reconnect ? { maxAttempts: 12 } : false,
     });
     const opening = client.open();
+    // From the first turn after the connection's first write (the poll that sends the upgrade request).
+    if (bridge) setImmediate(bridge.prime);
     first = options.first?.(client);
     // A failed opening fails the first request too; the opening's error is the one reported.
     first?.catch(() => undefined);
@@ -269,12 +275,16 @@ export function joinTokenFrom(flags: { join?: string; joinFile?: string }): stri
  * file is presented by the next command instead of an RSA signature; a refused one is said on stderr
  * and the key sign-in follows.
  */
-export function bridgeSignInTickets(bridgeUrl: string, md5: string): { signInTickets: BridgeTicketStore; onSignInTicketRefused: (message: string) => void } {
+export function bridgeSignInTickets(
+  bridgeUrl: string,
+  md5: string,
+): { signInTickets: BridgeTicketStore & Prefetching<BridgeSignInTicket>; onSignInTicketRefused: (message: string) => void } {
   return {
-    signInTickets: {
-      load: () => readBridgeTicket(bridgeUrl, md5),
-      save: (ticket) => (ticket ? writeBridgeTicket(bridgeUrl, md5, ticket) : deleteBridgeTicket(bridgeUrl, md5)),
-    },
+    signInTickets: ticketFile({
+      read: () => readBridgeTicket(bridgeUrl, md5),
+      write: (ticket) => writeBridgeTicket(bridgeUrl, md5, ticket),
+      remove: () => deleteBridgeTicket(bridgeUrl, md5),
+    }),
     onSignInTicketRefused: (message) => process.stderr.write(`hostadm: ${message}\n`),
   };
 }
@@ -292,7 +302,7 @@ function hostKeyMismatch(err: unknown): { pinned: string; presented: string } | 
  * on first use the fingerprint is shown and confirmed on a terminal (y/N), or must match --host-key /
  * HOSTADM_ACCEPT_HOST_KEY when not interactive. An accepted key is pinned.
  */
-async function bridgeFactory(target: Target, flags: ConnectionFlags): Promise<TransportFactory> {
+async function bridgeFactory(target: Target, flags: ConnectionFlags): Promise<{ factory: TransportFactory; prime: () => void }> {
   const bridge = target.bridge!;
   const keyPath = target.keyPath!;
   if (!existsSync(keyPath)) throw usageError(`key file not found: ${keyPath}`);
@@ -305,7 +315,33 @@ async function bridgeFactory(target: Target, flags: ConnectionFlags): Promise<Tr
   const keyMd5 = (await clientKeyIds(key)).md5;
   // A key this machine already enrolled there needs no token: a spent one would only be refused.
   const joinToken = isEnrolled(bridge.url, keyMd5) ? undefined : joinTokenFrom(flags);
-  return bridgeTransport({
+  const tickets = ticketFile({
+    read: () => readTicket(target.tokenKey),
+    write: (ticket) => writeTicket(target.tokenKey, ticket),
+    remove: () => deleteTicket(target.tokenKey),
+  });
+  const signIn = bridgeSignInTickets(bridge.url, keyMd5);
+  // Work the connection needs later, done in its waits, one step per turn of the event loop and after
+  // any input that arrived meanwhile (setImmediate runs after the poll): the sign-in ticket read and
+  // its secret imported (needed at the bridge's identify), then stdout, where the reply is printed
+  // (Node makes it on first use, ~0.3 ms). The SDK starts a resumption itself once the upgrade request
+  // has left (bridge-transport.ts).
+  const steps = [
+    () => {
+      const signInTicket = signIn.signInTickets.prefetch();
+      if (signInTicket) primeBridgeTicketProof(signInTicket);
+    },
+    () => process.stdout.writable,
+  ];
+  const prime = () => {
+    try {
+      steps.shift()?.();
+    } catch {
+      // Only work done ahead: the SDK reads and makes what it needs itself.
+    }
+    if (steps.length > 0) setImmediate(prime);
+  };
+  const factory = bridgeTransport({
     onEnrolled: () => markEnrolled(bridge.url, keyMd5),
     bridgeUrl: bridge.url,
     ...(joinToken !== undefined ? { joinToken } : {}),
@@ -313,11 +349,8 @@ async function bridgeFactory(target: Target, flags: ConnectionFlags): Promise<Tr
     key,
     ...(entry ? { pinnedHostKey: entry.hostKey } : {}),
     // The next command resumes the channel with this ticket (no RSA); a used one is deleted at once.
-    tickets: {
-      load: () => readTicket(target.tokenKey),
-      save: (ticket) => (ticket ? writeTicket(target.tokenKey, ticket) : deleteTicket(target.tokenKey)),
-    },
-    ...bridgeSignInTickets(bridge.url, keyMd5),
+    tickets,
+    ...signIn,
     onHostKey: async (fingerprint, hostKey) => {
       let accepted = false;
       if (expected !== undefined) {
@@ -350,4 +383,5 @@ async function bridgeFactory(target: Target, flags: ConnectionFlags): Promise<Tr
     },
     webSocket: NodeWebSocket,
   });
+  return { factory, prime };
 }

@@ -16,6 +16,15 @@ export interface NodeKeyObject {
   readonly type: 'secret' | 'public' | 'private';
   readonly asymmetricKeyDetails?: { readonly modulusLength?: number };
   export(options: { format: 'der'; type: 'spki' | 'pkcs8' }): Uint8Array;
+  /** An OKP key (X25519, Ed25519) as JWK: `x` is its raw public key, base64url. */
+  export(options: { format: 'jwk' }): { x?: string };
+}
+
+/** The public half of an OKP key as JWK (RFC 8037). */
+export interface OkpPublicJwk {
+  kty: 'OKP';
+  crv: 'X25519' | 'Ed25519';
+  x: string;
 }
 
 export interface NodeHash {
@@ -41,7 +50,7 @@ export interface NodeCrypto {
   hkdfSync(digest: 'sha256', ikm: Uint8Array, salt: Uint8Array, info: Uint8Array, length: number): ArrayBuffer;
   createSecretKey(key: Uint8Array): NodeKeyObject;
   createPrivateKey(key: DerKey<'pkcs8'>): NodeKeyObject;
-  createPublicKey(key: DerKey<'spki'> | NodeKeyObject): NodeKeyObject;
+  createPublicKey(key: DerKey<'spki'> | NodeKeyObject | { key: OkpPublicJwk; format: 'jwk' }): NodeKeyObject;
   generateKeyPairSync(type: 'x25519' | 'ed25519'): { publicKey: NodeKeyObject; privateKey: NodeKeyObject };
   diffieHellman(options: { privateKey: NodeKeyObject; publicKey: NodeKeyObject }): Uint8Array;
   sign(algorithm: 'sha256' | null, data: Uint8Array, key: NodeKeyObject | RsaKey): Uint8Array;
