@@ -114,7 +114,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
       prepared.catch(() => undefined); // awaited below; a failure before then is not unhandled
       const earlyFirst = async () => {
         const { ticket, opening } = await prepared;
-        if (ticket) forgetTicket(ticket); // R1 leaves now: the ticket is spent whatever follows
+        if (ticket) spendTicket(ticket); // R1 leaves now: the ticket is spent whatever follows
         return opening && (opening.kind === 'resume' ? r1Body(opening.started) : opening.body);
       };
       // The host's own room (docs/bridge-protocol.md §2.10): straight there when its key is pinned,
@@ -131,7 +131,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
         const sentEarly = session?.earlyRelaySent === true;
         session ??= await join(await roomFromDirectory(join, pinnedFingerprint));
         const { ids, ticket, opening } = await prepared;
-        if (ticket) forgetTicket(ticket);
+        if (ticket) spendTicket(ticket);
         return await openChannel(session, handlers, { signal, deadline, ids, ticket, early: opening && { opening, sentEarly } });
       } catch (err) {
         session?.close({ code: 4000, reason: messageOf(err) });
@@ -148,7 +148,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
   /**
    * The stored ticket when it is for this very host (its pinned key: a ticket never goes to another
    * host), this key, a channel this client speaks, and not expired. It stays stored until its R1
-   * leaves (`forgetTicket`): a bridge that cannot be reached does not cost the next call its ticket.
+   * leaves (`spendTicket`): a bridge that cannot be reached does not cost the next call its ticket.
    */
   function storedTicket(md5: string): ClientTicket | undefined {
     const ticket = tickets?.load();
@@ -162,7 +162,15 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
     return { private: privateKeyOf(options.key), publicPem: ids.publicPem, spkiPem: ids.spkiPem };
   }
 
-  /** A ticket is used once: forgotten as its R1 leaves (unless the store already holds another). */
+  /**
+   * A ticket is used once: forgotten as its R1 leaves (unless the store holds another by then), at the
+   * next turn, so the store's read and removal (a file, for the CLI) are not in R1's way. Nothing uses
+   * the ticket again meanwhile (one per opening).
+   */
+  function spendTicket(ticket: ClientTicket): void {
+    afterThisTurn(async () => forgetTicket(ticket)).catch(() => undefined);
+  }
+
   function forgetTicket(ticket: ClientTicket): void {
     if (tickets?.load()?.ticket === ticket.ticket) tickets.save(undefined);
   }
