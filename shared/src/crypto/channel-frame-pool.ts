@@ -4,22 +4,20 @@
  * done (ChannelSenderOutput.releasesFrames: the agent's link releases a frame in `ws`'s send
  * callback, when the socket has written it); a frame nobody releases is simply collected.
  *
- * Why: a new 16–48 KiB buffer per sealed frame is an ArrayBuffer outside V8's heap, and V8 answers a
- * stream of those with full collections (in Node, ~64 MB of them since the last one starts another),
- * not with the cheap young-generation ones that clear the envelope strings. relay-profile at 16 KiB ×
- * 64 (PROFILE_PATH=hsc3): the echo agent spent about a fifth of its CPU in Mark-Compact; sealing into
- * a buffer the socket had written already took its CPU per round trip from 24–44 µs to 20–24 µs.
+ * Why: a new 16–48 KiB buffer per sealed frame is an ArrayBuffer outside V8's heap (Node's Buffer
+ * pool only serves sizes under 32 KiB), and V8 answers a stream of those with full collections rather
+ * than the cheap young-generation ones that clear the envelope strings.
  *
  * One pool for the process (JS runs one thing at a time; a frame goes back when its write completes),
- * bounded in count and size: it holds at most POOL_BUFFERS buffers of POOL_BUFFER_BYTES, the
- * 32 KiB records ChannelSender makes and their relay frame's head; larger frames get buffers of their own.
+ * bounded in count and size: at most POOL_BUFFERS buffers of POOL_BUFFER_BYTES, enough for a record
+ * of FLUSH_BYTES (channel-sender.ts) with its head, seq and tag; larger frames get buffers of their own.
  */
 import { allocUnsafe } from './channel-frames.ts';
 
-/** A record of FLUSH_BYTES (32 KiB) with its head, seq and tag fits, with room for multi-byte UTF-8. */
-export const POOL_BUFFER_BYTES = 40 * 1024;
-/** Frames a busy agent has in its socket's write queue at once, beyond which buffers are left to the GC. */
-export const POOL_BUFFERS = 16;
+/** A record of FLUSH_BYTES (48 KiB of ASCII) with its relay head, seq and tag fits. */
+export const POOL_BUFFER_BYTES = 56 * 1024;
+/** Frames a busy agent has in its socket's write queue at once, beyond which buffers are left to the GC (448 KiB at most). */
+export const POOL_BUFFERS = 8;
 
 const free: Uint8Array[] = [];
 

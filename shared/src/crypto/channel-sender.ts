@@ -45,16 +45,12 @@ const queueMicrotask: (task: () => void) => void =
 /**
  * UTF-16 units queued (at least as many bytes) at which a queue is sealed without waiting for the
  * tick's end; an envelope that would take the queue past it first seals what is queued, so records
- * stay under it unless one envelope alone is larger. Bounded by what a record costs the relay, not by
- * the AEAD call it saves: `ws` reads a socket 64 KiB at a time and copies every frame that straddles
- * two reads into a buffer of its own (on the bridge and on each receiving peer). A record over 32 KiB
- * nearly always straddles, and that allocation per frame kept the Node bridge in full GCs: relay-profile
- * at 16 KiB × 64 (PROFILE_PATH=hsc3), the bridge's CPU per round trip with records of 48 KiB (three
- * envelopes) 37–40 µs, half of it GC, against 20–22 µs with records of 32 KiB (two), the plain
- * bridge's 17–18; records of one envelope cost the load client and the echo agent 10–20 µs more per
- * round trip (an AEAD call and a frame each).
+ * stay under it unless one envelope alone is larger. Measured (relay bench, 16 KiB × 64): records of
+ * 32–48 KiB cost the bridge less per envelope than an hsc2 frame each (17.6 and 14.7 µs against 22),
+ * records of 64 KiB and more twice as much (41–44 µs): the per-call saving is a few µs, so larger
+ * records are no gain.
  */
-export const FLUSH_BYTES = 32 * 1024;
+export const FLUSH_BYTES = 48 * 1024;
 
 /**
  * Record plaintexts are laid out in a buffer shared by all senders: a flush uses it from start to
