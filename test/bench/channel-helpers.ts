@@ -21,15 +21,21 @@ const failed = (cause: unknown) => {
   process.exit(1);
 };
 
-/** The product's sender (what the SDK and the agent seal with), one per channel for the whole run. */
+/**
+ * The product's sender (what the SDK and the agent seal with), one per channel for the whole run, its
+ * output as theirs: the agent's link hands each sealed frame back to the sender's pool in `ws`'s send
+ * callback (`releases`); the SDK's session cannot tell when its WebSocket is done with one, so the
+ * load client's frames are new buffers each.
+ */
 const senders = new WeakMap<SecureChannel, ChannelSender>();
-function senderFor(ws: WebSocket, head: Uint8Array, channel: SecureChannel): ChannelSender {
+function senderFor(ws: WebSocket, head: Uint8Array, channel: SecureChannel, releases: 'agent' | 'sdk'): ChannelSender {
   let sender = senders.get(channel);
   if (!sender) {
     sender = new ChannelSender(channel, head, {
       text: () => failed(new Error('a text frame on a binary channel')),
-      binary: (frame) => ws.send(frame, { binary: true }),
+      binary: (frame, release) => (release ? ws.send(frame, { binary: true }, () => release()) : ws.send(frame, { binary: true })),
       failed,
+      releasesFrames: releases === 'agent',
     });
     senders.set(channel, sender);
   }
@@ -46,7 +52,7 @@ function senderFor(ws: WebSocket, head: Uint8Array, channel: SecureChannel): Cha
 export function secureLink(ws: WebSocket, dest: string, size: number, channel: SecureChannel): Link {
   const filler = 'x'.repeat(size);
   if (channel.version === 'hsc3') {
-    const sender = senderFor(ws, Buffer.from(`${dest}\n`), channel);
+    const sender = senderFor(ws, Buffer.from(`${dest}\n`), channel, 'sdk');
     return {
       send: (s) => sender.send(tagged(s, filler)),
       listen(onEcho) {
@@ -128,7 +134,7 @@ export async function clientChannel(
     const done = await hs.finish(a1, { pinnedHostKey: hostPublicRaw });
     const c2 = JSON.stringify({ c2: done.c2Args });
     const binary = done.channel.version !== 'hsc1';
-    if (binary) senderFor(ws, Buffer.from(`${dest}\n`), done.channel).send(c2);
+    if (binary) senderFor(ws, Buffer.from(`${dest}\n`), done.channel, 'sdk').send(c2);
     else ws.send(`${dest}\n${await done.channel.seal(c2)}`);
     const reply = await nextBody();
     const opened = binary ? (await openBinaryBody(done.channel, reply))[0]! : await done.channel.open(reply.toString());
@@ -154,7 +160,7 @@ export async function echoAgentChannel(ws: WebSocket, clientSpkiPem: string): Pr
     if (isBinary && channel?.version === 'hsc3') {
       // hsc3: every envelope of the record resealed through the product's sender: one record back per record in.
       const ch = channel;
-      const sender = senderFor(ws, Buffer.from(d.subarray(0, nl + 1)), ch);
+      const sender = senderFor(ws, Buffer.from(d.subarray(0, nl + 1)), ch, 'agent');
       try {
         const envelopes = openBinaryBody(ch, d.subarray(nl + 1)) as string[];
         if (verifyC2) {

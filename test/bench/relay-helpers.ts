@@ -6,6 +6,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, createHash, sign, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import WebSocket, { WebSocketServer } from 'ws';
+import { FLUSH_BYTES } from '@hostadm/shared/crypto/index.ts';
 import { signedMessage } from '@hostadm/shared/crypto/signed-messages.ts';
 
 export const WARM_MS = 400;
@@ -178,10 +179,10 @@ export function plainLink(ws: WebSocket, dest: string, size: number): Link {
 
 /**
  * Control (◊): plain relay frames that carry every payload sent in one tick, joined by newlines, at
- * most RECORD_TEXT_MAX characters each, as hsc3 coalesces (its 48 KiB record bound), but with no
- * encryption: what coalescing alone gains, so hsc3's crypto cost can be read apart from it.
+ * most RECORD_TEXT_MAX characters each, as hsc3 coalesces (its record bound, FLUSH_BYTES), but with
+ * no encryption: what coalescing alone gains, so hsc3's crypto cost can be read apart from it.
  */
-const RECORD_TEXT_MAX = 48 * 1024;
+const RECORD_TEXT_MAX = FLUSH_BYTES;
 export function coalescedPlainLink(ws: WebSocket, dest: string, size: number): Link {
   const filler = 'x'.repeat(size);
   let queued: string[] = [];
@@ -196,7 +197,8 @@ export function coalescedPlainLink(ws: WebSocket, dest: string, size: number): L
       if (queuedChars + size > RECORD_TEXT_MAX) flush();
       if (queued.length === 0) queueMicrotask(flush);
       queued.push(tagged(s, filler));
-      queuedChars += size + 1;
+      // Payload characters only, as ChannelSender counts a record's envelopes: the same payloads per frame as hsc3's records.
+      queuedChars += size;
     },
     listen(onEcho) {
       const onMessage = (data: Buffer) => {

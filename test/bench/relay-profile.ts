@@ -7,12 +7,23 @@
  * are printed as the floor. `PROFILE_CPU_PROF=<dir>` starts the bridge with `--cpu-prof` into that
  * directory (written when it exits).
  *
+ * `PROFILE_PATH=hsc3` profiles the encrypted path instead (the load client seals, the bridge relays,
+ * an echo agent opens and reseals, the client opens: relay.bench.ts's bridge+hsc3 row, through the
+ * product's ChannelSender) beside the plain bridge, and prints the CPU per round trip of all three
+ * processes; with PROFILE_CPU_PROF the echo agent starts with `--cpu-prof` too, and this process (the
+ * load client) profiles its measured window through the inspector into the same directory.
+ *
  * Run: node test/bench/relay-profile.ts   Env: BENCH_WINDOW_MS (1500), PROFILE_SIZE (200),
- * PROFILE_INFLIGHT (64), PROFILE_CPU_PROF (a directory).
+ * PROFILE_INFLIGHT (64), PROFILE_CPU_PROF (a directory), PROFILE_PATH (plain | hsc3).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type WebSocket from 'ws';
+import { BINARY_CHANNEL_VERSIONS } from '@hostadm/shared/crypto/index.ts';
 import { roleBridge } from './bridge-role.ts';
+import { clientChannel, echoAgentChannel, secureLink } from './channel-helpers.ts';
 import {
   bridgeSignIn,
   launcherV8Flags,
@@ -25,10 +36,13 @@ import {
   WARM_MS,
   WINDOW_MS,
   type Child,
+  type Link,
 } from './relay-helpers.ts';
 
 const SIZE = Number(process.env.PROFILE_SIZE ?? 200);
 const INFLIGHT = Number(process.env.PROFILE_INFLIGHT ?? 64);
+const PATH = process.env.PROFILE_PATH ?? 'plain';
+const CPU_PROF_DIR = process.env.PROFILE_CPU_PROF;
 const self = fileURLToPath(import.meta.url);
 
 /** Read and write system calls of a process so far (Linux /proc/<pid>/io). */
@@ -46,9 +60,30 @@ async function echoPeer(url: string, token?: string, clientMd5?: string): Promis
   process.send!({ ready: true });
 }
 
-async function profilePath(name: string, pid: number, link: ReturnType<typeof plainLink>): Promise<void> {
+async function roleSecureEchoPeer(url: string, token: string, clientMd5: string, clientPemB64: string): Promise<void> {
+  const { ws } = await bridgeSignIn(url, 'server', makeKey('ed25519'), token, [clientMd5]);
+  process.send!({ hostPublicRaw: await echoAgentChannel(ws, Buffer.from(clientPemB64, 'base64').toString()) });
+}
+
+/** This process's CPU profile of one measurement (the load client's side), written to PROFILE_CPU_PROF. */
+async function profiledHere<T>(name: string, run: () => Promise<T>): Promise<T> {
+  if (!CPU_PROF_DIR) return run();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await run();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(join(CPU_PROF_DIR, `load-client-${name}-${process.pid}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+async function profilePath(name: string, pid: number, link: Link, farPid = 0): Promise<void> {
   const before = syscalls(pid);
-  const cell = await measure(link, INFLIGHT, pid, 2);
+  const cell = await profiledHere(name.replace(/\W+/g, '-'), () => measure(link, INFLIGHT, pid, 2, farPid));
   const after = syscalls(pid);
   // measure() counts frames in its window only; the syscalls span warm-up and drain too, so count those frames alike.
   const frames = (cell.msgsPerSec * 2 * (WINDOW_MS + WARM_MS)) / 1000;
@@ -56,6 +91,12 @@ async function profilePath(name: string, pid: number, link: ReturnType<typeof pl
     `${name.padEnd(14)} ${SIZE} B × ${INFLIGHT}: ${cell.msgsPerSec.toFixed(0)} msg/s, CPU ${cell.cpuPerFrame.toFixed(2)} µs/frame, ` +
       `reads ${((after.reads - before.reads) / frames).toFixed(2)}/frame, writes ${((after.writes - before.writes) / frames).toFixed(2)}/frame (approx.)`,
   );
+  if (farPid) {
+    const total = cell.clientCpuPerMsg + cell.cpuPerFrame * 2 + cell.farCpuPerMsg;
+    console.log(
+      `${''.padEnd(14)} CPU per round trip: load client ${cell.clientCpuPerMsg.toFixed(1)} + bridge ${(cell.cpuPerFrame * 2).toFixed(1)} + far end ${cell.farCpuPerMsg.toFixed(1)} = ${total.toFixed(1)} µs`,
+    );
+  }
 }
 
 async function parent(): Promise<void> {
@@ -71,25 +112,48 @@ async function parent(): Promise<void> {
     await spawn('echo-peer', [minimalUrl]).next();
     const minimal = await open(minimalUrl);
 
-    const cpuProf = process.env.PROFILE_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_CPU_PROF}`] : [];
+    const cpuProf = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
     const bridge = spawn('bridge', [], [...launcherV8Flags(), ...cpuProf]);
     const bridgeUrl = (await bridge.next<{ url: string }>()).url;
     const clientKey = makeKey('rsa');
     const [agentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
-    await spawn('echo-peer', [bridgeUrl, agentToken!, clientKey.md5]).next();
+    const echo = spawn('echo-peer', [bridgeUrl, agentToken!, clientKey.md5]);
+    await echo.next();
     const [clientToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'client', n: 1 })).tokens;
     const { ws: viaBridge, offer } = await bridgeSignIn(bridgeUrl, 'client', clientKey, clientToken!, [clientKey.md5]);
     const dummy = 'agent-00000000-0000-0000-0000-000000000000';
 
-    await profilePath('minimal relay', minimalChild.proc.pid!, plainLink(minimal, dummy, SIZE));
-    await profilePath('bridge', bridge.proc.pid!, plainLink(viaBridge, offer[0]!, SIZE));
+    let secure: { ws: WebSocket; link: Link; agent: Child } | null = null;
+    if (PATH === 'hsc3') {
+      // relay.bench.ts's bridge+hsc3 row: its own client key and echo agent, the SDK's channel offer.
+      const secureKey = makeKey('rsa');
+      const [secureAgentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
+      const agentArgs = [bridgeUrl, secureAgentToken!, secureKey.md5, Buffer.from(secureKey.pem).toString('base64')];
+      const agent = spawn('secure-echo-peer', agentArgs, cpuProf);
+      const { hostPublicRaw } = await agent.next<{ hostPublicRaw: string }>();
+      const [secureToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'client', n: 1 })).tokens;
+      const signedIn = await bridgeSignIn(bridgeUrl, 'client', secureKey, secureToken!, [secureKey.md5]);
+      const channel = await clientChannel(signedIn.ws, signedIn.offer[0]!, secureKey, hostPublicRaw, BINARY_CHANNEL_VERSIONS);
+      if (channel.version !== 'hsc3') throw new Error(`the secure channel is ${channel.version}`);
+      secure = { ws: signedIn.ws, link: secureLink(signedIn.ws, signedIn.offer[0]!, SIZE, channel), agent };
+    } else {
+      await profilePath('minimal relay', minimalChild.proc.pid!, plainLink(minimal, dummy, SIZE));
+    }
+    await profilePath('bridge', bridge.proc.pid!, plainLink(viaBridge, offer[0]!, SIZE), echo.proc.pid!);
+    if (secure) await profilePath('bridge+hsc3', bridge.proc.pid!, secure.link, secure.agent.proc.pid!);
     const stats = await bridge.ask<{ metrics: { drops: Record<string, number>; frames_relayed: number } }>({ cmd: 'mem' });
     console.log(`bridge counters: ${stats.metrics.frames_relayed} frames relayed, drops ${JSON.stringify(stats.metrics.drops)}`);
     minimal.terminate();
     viaBridge.terminate();
+    if (secure) {
+      secure.ws.terminate();
+      // SIGTERM exits through process.exit, which writes the agent's --cpu-prof profile.
+      secure.agent.proc.kill('SIGTERM');
+      await new Promise((r) => secure.agent.proc.once('exit', r));
+    }
     bridge.proc.send({ cmd: 'stop' });
     await new Promise((r) => bridge.proc.once('exit', r));
-    if (cpuProf.length > 0) console.log(`bridge CPU profile written to ${process.env.PROFILE_CPU_PROF}`);
+    if (cpuProf.length > 0) console.log(`CPU profiles written to ${CPU_PROF_DIR}`);
   } finally {
     for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGTERM');
   }
@@ -106,6 +170,9 @@ switch (role) {
     break;
   case 'echo-peer':
     await echoPeer(args[0]!, args[1], args[2]);
+    break;
+  case 'secure-echo-peer':
+    await roleSecureEchoPeer(args[0]!, args[1]!, args[2]!, args[3]!);
     break;
   default:
     await parent();

@@ -300,7 +300,7 @@ async function parent(): Promise<void> {
       '◊ control: each frame encrypted by its sender and decrypted by its receiver with one bare node:crypto AES-256-GCM call (fixed key and nonce, no channel): the floor under hsc2',
     );
     console.log(
-      "◊ batch control: the plain bridge with hsc3's coalescing and no encryption (what one tick sends leaves as one relay frame, payloads joined by newlines, 48 KiB at most): hsc3 against it is what the encryption costs once coalesced",
+      "◊ batch control: the plain bridge with hsc3's coalescing and no encryption (what one tick sends leaves as one relay frame, payloads joined by newlines, as many as an hsc3 record takes, 48 KiB): hsc3 against it is what the encryption costs once coalesced",
     );
     // Per-round ratios of two paths' msg/s (their cells ran back to back in each round): median and spread.
     const pairRatio = (b: string, a: string, size: number, inflight: number) =>

@@ -80,7 +80,7 @@ export class BridgeLink {
       pipeline: options.pipeline,
       hostKey: () => (this.channelHostKey ??= hostKeyFromPem(hostKey.privatePem, hostKey.publicRaw)),
       send: (clientId, body) => this.sendRaw(`${clientId}\n${body}`),
-      sendBinary: (frame) => this.sendRaw(frame),
+      sendBinary: (frame, release) => this.sendRaw(frame, release),
       ...(options.channelVersions ? { channelVersions: options.channelVersions } : {}),
     });
   }
@@ -203,16 +203,21 @@ export class BridgeLink {
     void this.clients.handleBinary(clientId, frame.subarray(newline + 1)).catch((err: unknown) => this.log.error({ err }, 'bridge frame failed'));
   }
 
-  private sendRaw(text: string | Uint8Array): void {
+  /**
+   * `release` (a sealed frame's buffer back to its pool) runs in `ws`'s send callback, once the socket
+   * has written the frame (or failed to), however `ws` got there; at once when the frame is not sent.
+   */
+  private sendRaw(text: string | Uint8Array, release?: () => void): void {
     const ws = this.ws;
-    if (ws?.readyState !== WebSocket.OPEN) return;
+    if (ws?.readyState !== WebSocket.OPEN) return release?.();
     // A bridge that stops reading would make the agent buffer every reply: drop the link and redial.
     if (ws.bufferedAmount > this.options.pipeline.services.config.maxSendBufferBytes) {
       this.log.warn({ bridge: this.options.url, buffered: ws.bufferedAmount }, 'the bridge is not reading; reconnecting');
       ws.terminate();
-      return;
+      return release?.();
     }
-    ws.send(text);
+    if (release) ws.send(text, () => release());
+    else ws.send(text);
   }
 
   private send(envelope: WireEnvelope): void {

@@ -31,8 +31,11 @@ export interface RelayedClientsOptions {
   hostKey: () => Promise<HostKey>;
   /** Sends `<clientId>\n<body>` through the bridge. */
   send(clientId: string, body: string): void;
-  /** Sends a binary relay frame (its first line already in `frame`). */
-  sendBinary(frame: Uint8Array): void;
+  /**
+   * Sends a binary relay frame (its first line already in `frame`), then calls `release` once the
+   * socket is done with it (written, or never to be: ChannelSenderOutput.releasesFrames).
+   */
+  sendBinary(frame: Uint8Array, release?: () => void): void;
   /** Most relayed clients at once (each holds a channel and maybe a session). */
   maxClients?: number;
   /** Channel versions beyond hsc1 answered (default every one this build speaks). */
@@ -339,8 +342,9 @@ export class RelayedClients {
     };
     client.sender = new ChannelSender(channel, utf8Encode(`${client.clientId}\n`), {
       text: (frame) => this.options.send(client.clientId, frame),
-      binary: (frame) => this.options.sendBinary(frame),
+      binary: (frame, release) => this.options.sendBinary(frame, release),
       failed: broken,
+      releasesFrames: true,
     });
   }
 

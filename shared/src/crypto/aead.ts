@@ -26,9 +26,10 @@ export interface AeadKey {
   sealSync?(iv: Uint8Array, aad: Uint8Array, plain: Uint8Array): { ciphertext: Uint8Array; tag: Uint8Array };
   /**
    * A new buffer of `headroom` bytes the caller fills, then ciphertext ‖ tag: a whole binary frame
-   * in one allocation, the ciphertext copied once (the cipher allocates its own output).
+   * in one allocation, the ciphertext copied once (the cipher allocates its own output). `allocate`
+   * gives that buffer (default: a new one; channel-frame-pool.ts hands out reused ones).
    */
-  sealIntoSync?(iv: Uint8Array, aad: Uint8Array, plain: Uint8Array, headroom: number): Uint8Array;
+  sealIntoSync?(iv: Uint8Array, aad: Uint8Array, plain: Uint8Array, headroom: number, allocate?: (size: number) => Uint8Array): Uint8Array;
   /** Opens `sealed` from byte `from` on (ciphertext ‖ tag), so a frame need not be sliced first. */
   openSync?(iv: Uint8Array, aad: Uint8Array, sealed: Uint8Array, from?: number): Uint8Array;
 }
@@ -61,12 +62,12 @@ class NodeAeadKey implements AeadKey {
     return { ciphertext, tag: cipher.getAuthTag() };
   }
 
-  sealIntoSync(iv: Uint8Array, aad: Uint8Array, plain: Uint8Array, headroom: number): Uint8Array {
+  sealIntoSync(iv: Uint8Array, aad: Uint8Array, plain: Uint8Array, headroom: number, allocate = allocUnsafe): Uint8Array {
     const cipher = this.c.createCipheriv('aes-256-gcm', this.key, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(aad);
     const ciphertext = cipher.update(plain);
     cipher.final();
-    const out = allocUnsafe(headroom + ciphertext.length + TAG_BYTES);
+    const out = allocate(headroom + ciphertext.length + TAG_BYTES);
     out.set(ciphertext, headroom);
     out.set(cipher.getAuthTag(), headroom + ciphertext.length);
     return out;

@@ -13,6 +13,7 @@
  * Frames reach the output in send order on every engine (inline node:crypto: at once; WebCrypto:
  * chained), as the receiver insists on consecutive sequence numbers.
  */
+import { takeFrame, type PooledFrame } from './channel-frame-pool.ts';
 import { MAX_RECORD_ENVELOPES, MAX_RECORD_PLAINTEXT_BYTES, packRecord } from './channel-records.ts';
 import type { SecureChannel } from './channel.ts';
 import { utf8EncodeIntoSome } from './subtle.ts';
@@ -21,10 +22,20 @@ import { HSC1_VERSION, HSC3_VERSION } from './transcript.ts';
 export interface ChannelSenderOutput {
   /** hsc1: a sealed text body (the relay frame is `<destination>\n` then this). */
   text(frame: string): void;
-  /** hsc2, hsc3: a whole binary relay frame, the destination line in front. */
-  binary(frame: Uint8Array): void;
+  /**
+   * hsc2, hsc3: a whole binary relay frame, the destination line in front. With `releasesFrames`,
+   * `release` is given too: the output calls it once it no longer needs `frame` (`ws`: in the send
+   * callback, when the socket has written it), and from then on must not touch it.
+   */
+  binary(frame: Uint8Array, release?: () => void): void;
   /** Sealing failed: the channel is dead (a too-large envelope is not this: `send` throws it). */
   failed(cause: unknown): void;
+  /**
+   * Whether `binary` calls `release` (or would have no use for the frame once it returned): inline
+   * seals then go into buffers that came back (channel-frame-pool.ts) rather than new ones. An
+   * output that cannot say when its transport is done with a frame (a WHATWG WebSocket) leaves it unset.
+   */
+  readonly releasesFrames?: boolean;
 }
 
 /** The runtime's microtask queue (shared compiles without DOM or Node types; every runtime here has it). */
@@ -106,7 +117,7 @@ export class ChannelSender {
       this.chain(channel.seal(text), this.toText);
       return;
     }
-    if (channel.inline) return this.sealInline(() => channel.sealBinarySync(text, this.head));
+    if (channel.inline) return this.sealInline((allocate) => channel.sealBinarySync(text, this.head, allocate));
     this.chain(channel.sealBinary(text, this.head), this.toBinary);
   }
 
@@ -144,30 +155,43 @@ export class ChannelSender {
 
   private sealRecord(record: Uint8Array): void {
     const channel = this.channel;
-    if (channel.inline) return this.sealInline(() => channel.sealRecordSync(record, this.head));
+    if (channel.inline) return this.sealInline((allocate) => channel.sealRecordSync(record, this.head, allocate));
     this.chain(channel.sealRecord(record, this.head), this.toBinary);
   }
 
-  /** An inline engine's seal, its frame handed over at once; a seal that throws fails the output. */
-  private sealInline(seal: () => Uint8Array): void {
+  /**
+   * An inline engine's seal, its frame handed over at once; a seal that throws fails the output. For
+   * an output that releases frames, sealed into a pooled buffer (`allocate` is called at most once).
+   */
+  private sealInline(seal: (allocate?: (size: number) => Uint8Array) => Uint8Array): void {
+    let pooled: PooledFrame | null = null;
+    const allocate = this.output.releasesFrames
+      ? (size: number) => {
+          pooled = takeFrame(size);
+          return pooled.frame;
+        }
+      : undefined;
     let frame: Uint8Array;
     try {
-      frame = seal();
+      frame = seal(allocate);
     } catch (cause) {
+      (pooled as PooledFrame | null)?.release(); // not handed to anyone
       this.output.failed(cause);
       return;
     }
-    this.handOver(frame);
+    this.handOver(frame, (pooled as PooledFrame | null)?.release);
   }
 
   /**
    * A sealed frame to the output. An output that throws (its socket gone) fails the channel through
    * `failed`: whether the frame left is unknown, so nothing may follow it; and a flush runs in a
-   * microtask, where the throw would be an uncaught exception (in Node, the process's end).
+   * microtask, where the throw would be an uncaught exception (in Node, the process's end). A pooled
+   * frame whose output threw is not taken back: the output may still hold it.
    */
-  private handOver(frame: Uint8Array): void {
+  private handOver(frame: Uint8Array, release?: () => void): void {
     try {
-      this.output.binary(frame);
+      if (release) this.output.binary(frame, release);
+      else this.output.binary(frame);
     } catch (cause) {
       this.broken(cause);
     }

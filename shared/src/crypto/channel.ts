@@ -152,12 +152,12 @@ export class SecureChannel {
    * `sealBinary` on an inline engine, without a promise: throws where that rejects. The frame is made
    * in one allocation (`head`, seq, ciphertext, tag), nothing else is allocated per frame here.
    */
-  sealBinarySync(envelopeJson: string, head?: Uint8Array): Uint8Array {
+  sealBinarySync(envelopeJson: string, head?: Uint8Array, allocate?: (size: number) => Uint8Array): Uint8Array {
     const key = this.outbound.key;
     if (this.version !== HSC2_VERSION || !key.sealIntoSync) throw new TypeError('sealBinarySync needs an hsc2 channel on an inline engine');
     if (this.failure) throw this.closedError();
     const seq = this.takeSeq(envelopeJson);
-    return this.sealIntoSync(seq, encodeOutbound(envelopeJson), head);
+    return this.sealIntoSync(seq, encodeOutbound(envelopeJson), head, allocate);
   }
 
   /**
@@ -169,21 +169,24 @@ export class SecureChannel {
     return this.sealAs(record, (seq, ct, tag) => hsc2Frame(head, seq, ct, tag));
   }
 
-  /** `sealRecord` on an inline engine, without a promise (one allocation per record, as `sealBinarySync`). */
-  sealRecordSync(record: Uint8Array, head?: Uint8Array): Uint8Array {
+  /**
+   * `sealRecord` on an inline engine, without a promise (one allocation per record, as `sealBinarySync`;
+   * `allocate`, when given, supplies the frame's buffer instead, `size` bytes all of which are written).
+   */
+  sealRecordSync(record: Uint8Array, head?: Uint8Array, allocate?: (size: number) => Uint8Array): Uint8Array {
     if (this.version !== HSC3_VERSION || !this.outbound.key.sealIntoSync) throw new TypeError('sealRecordSync needs an hsc3 channel on an inline engine');
     if (this.failure) throw this.closedError();
-    return this.sealIntoSync(this.takeRecordSeq(record), record, head);
+    return this.sealIntoSync(this.takeRecordSeq(record), record, head, allocate);
   }
 
-  private sealIntoSync(seq: number, plain: Uint8Array, head: Uint8Array | undefined): Uint8Array {
+  private sealIntoSync(seq: number, plain: Uint8Array, head: Uint8Array | undefined, allocate?: (size: number) => Uint8Array): Uint8Array {
     const key = this.outbound.key;
     const params = this.outbound.params;
     const headLength = head === undefined ? 0 : head.length;
     let frame: Uint8Array;
     try {
       params.set(seq);
-      frame = key.sealIntoSync!(params.iv, params.aad, plain, headLength + SEQ_BYTES);
+      frame = key.sealIntoSync!(params.iv, params.aad, plain, headLength + SEQ_BYTES, allocate);
     } catch (cause) {
       throw this.fail('malformed', 'encryption failed', cause);
     }
