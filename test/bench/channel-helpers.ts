@@ -23,19 +23,19 @@ const failed = (cause: unknown) => {
 
 /**
  * The product's sender (what the SDK and the agent seal with), one per channel for the whole run, its
- * output as theirs: the agent's link hands each sealed frame back to the sender's pool in `ws`'s send
- * callback (`releases`); the SDK's session cannot tell when its WebSocket is done with one, so the
- * load client's frames are new buffers each.
+ * output as theirs over `ws`: the agent's link and the SDK's session in Node hand each sealed frame
+ * back to the sender's pool in `ws`'s send callback. (A browser's SDK, whose WebSocket cannot say
+ * when it is done with a frame, seals into new buffers: not what this Node bench runs.)
  */
 const senders = new WeakMap<SecureChannel, ChannelSender>();
-function senderFor(ws: WebSocket, head: Uint8Array, channel: SecureChannel, releases: 'agent' | 'sdk'): ChannelSender {
+function senderFor(ws: WebSocket, head: Uint8Array, channel: SecureChannel): ChannelSender {
   let sender = senders.get(channel);
   if (!sender) {
     sender = new ChannelSender(channel, head, {
       text: () => failed(new Error('a text frame on a binary channel')),
       binary: (frame, release) => (release ? ws.send(frame, { binary: true }, () => release()) : ws.send(frame, { binary: true })),
       failed,
-      releasesFrames: releases === 'agent',
+      releasesFrames: true,
     });
     senders.set(channel, sender);
   }
@@ -52,7 +52,7 @@ function senderFor(ws: WebSocket, head: Uint8Array, channel: SecureChannel, rele
 export function secureLink(ws: WebSocket, dest: string, size: number, channel: SecureChannel): Link {
   const filler = 'x'.repeat(size);
   if (channel.version === 'hsc3') {
-    const sender = senderFor(ws, Buffer.from(`${dest}\n`), channel, 'sdk');
+    const sender = senderFor(ws, Buffer.from(`${dest}\n`), channel);
     return {
       send: (s) => sender.send(tagged(s, filler)),
       listen(onEcho) {
@@ -134,7 +134,7 @@ export async function clientChannel(
     const done = await hs.finish(a1, { pinnedHostKey: hostPublicRaw });
     const c2 = JSON.stringify({ c2: done.c2Args });
     const binary = done.channel.version !== 'hsc1';
-    if (binary) senderFor(ws, Buffer.from(`${dest}\n`), done.channel, 'sdk').send(c2);
+    if (binary) senderFor(ws, Buffer.from(`${dest}\n`), done.channel).send(c2);
     else ws.send(`${dest}\n${await done.channel.seal(c2)}`);
     const reply = await nextBody();
     const opened = binary ? (await openBinaryBody(done.channel, reply))[0]! : await done.channel.open(reply.toString());
@@ -160,7 +160,7 @@ export async function echoAgentChannel(ws: WebSocket, clientSpkiPem: string): Pr
     if (isBinary && channel?.version === 'hsc3') {
       // hsc3: every envelope of the record resealed through the product's sender: one record back per record in.
       const ch = channel;
-      const sender = senderFor(ws, Buffer.from(d.subarray(0, nl + 1)), ch, 'agent');
+      const sender = senderFor(ws, Buffer.from(d.subarray(0, nl + 1)), ch);
       try {
         const envelopes = openBinaryBody(ch, d.subarray(nl + 1)) as string[];
         if (verifyC2) {

@@ -1,10 +1,12 @@
 /**
  * Closing a channel on purpose: what the caller sent in the same tick still leaves, sealed, before the
- * channel closes, on both AES-GCM engines (WebCrypto seals asynchronously, as in browsers).
+ * channel closes, on both AES-GCM engines (WebCrypto seals asynchronously, as in browsers). And the
+ * buffers of sealed frames: reused only over a socket that says when it has written them.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openBinaryBody, SecureChannel } from '@hostadm/shared/crypto/index.ts';
+import { pooledFrames } from '@hostadm/shared/crypto/channel-frame-pool.ts';
 import { ChannelFraming } from './bridge-framing.ts';
 import type { BridgeSession } from './bridge-session.ts';
 
@@ -37,3 +39,37 @@ for (const engine of ['auto', 'webcrypto'] as const) {
     assert.deepEqual(closes, ['1000 closed by the client'], 'closed once, on purpose, not as a failure');
   });
 }
+
+test('over a socket that says when it has written a frame (ws), sealed frames go back to the pool only then; over one that cannot, none is pooled', async () => {
+  const client = await SecureChannel.create('client', secrets(), { version: 'hsc3' });
+  const host = await SecureChannel.create('agent', secrets(), { version: 'hsc3' });
+  const pending: Array<() => void> = [];
+  const relayed: Uint8Array[] = [];
+  const telling = {
+    tellsWhenWritten: true,
+    sendRelayBinary: (frame: Uint8Array, written?: () => void) => {
+      relayed.push(frame);
+      if (written) pending.push(written);
+    },
+  } as unknown as BridgeSession;
+  const framing = new ChannelFraming(telling, 'agent-1', client, 'the host');
+  const before = pooledFrames();
+  framing.send('{"id":"1","name":"query","namespace":"rpc"}');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(relayed.length, 1);
+  assert.equal(pending.length, 1, 'a frame to hand back once written');
+  assert.equal(pooledFrames(), before, 'not pooled while the socket may still write it');
+  const sent = Buffer.from(relayed[0]!); // as the socket wrote it
+  pending[0]!();
+  assert.equal(pooledFrames(), before + 1, 'back in the pool once written');
+  assert.deepEqual(await openBinaryBody(host, sent.subarray(sent.indexOf(10) + 1)), ['{"id":"1","name":"query","namespace":"rpc"}']);
+
+  const browserLike = {
+    tellsWhenWritten: false,
+    sendRelayBinary: (_frame: Uint8Array, written?: () => void) => assert.equal(written, undefined),
+  } as unknown as BridgeSession;
+  const plain = new ChannelFraming(browserLike, 'agent-1', await SecureChannel.create('client', secrets(), { version: 'hsc3' }), 'the host');
+  plain.send('{"id":"2","name":"query","namespace":"rpc"}');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(pooledFrames(), before + 1, 'nothing taken from or given to the pool');
+});

@@ -11,7 +11,7 @@
  */
 import { ChannelError, ChannelSender, openBinaryBody, parseChannelClosedNotice, utf8Encode, type SecureChannel } from '@hostadm/shared/crypto/index.ts';
 import type { BridgeSession } from './bridge-session.ts';
-import { messageOf } from './bridge-session.ts';
+import { messageOf } from './bridge-replies.ts';
 import { ConnectionError, EnvelopeTooLargeError } from './errors.ts';
 import type { CloseInfo } from './transport.ts';
 
@@ -39,11 +39,14 @@ export class ChannelFraming {
     this.agentId = agentId;
     this.channel = channel;
     this.hostLabel = hostLabel;
-    // Binary frames carry `<agent id>\n` in front, so that each is one buffer.
+    // Binary frames carry `<agent id>\n` in front, so that each is one buffer. Over `ws`, whose send
+    // callback says when the socket has written a frame, sealed frames reuse buffers written already
+    // (channel-frame-pool.ts), as the agent's do.
     this.sender = new ChannelSender(channel, utf8Encode(`${agentId}\n`), {
       text: (frame) => this.relay(frame),
-      binary: (frame) => this.relayBinary(frame),
+      binary: (frame, release) => this.relayBinary(frame, release),
       failed: (cause) => this.close({ code: 4102, reason: `the channel to ${this.hostLabel} failed: ${messageOf(cause)}` }),
+      releasesFrames: session.tellsWhenWritten,
     });
   }
 
@@ -119,11 +122,12 @@ export class ChannelFraming {
     }
   }
 
-  private relayBinary(frame: Uint8Array): void {
-    if (this.state !== 'open' && !this.draining) return;
+  private relayBinary(frame: Uint8Array, release?: () => void): void {
+    if (this.state !== 'open' && !this.draining) return release?.();
     try {
-      this.session.sendRelayBinary(frame);
+      this.session.sendRelayBinary(frame, release);
     } catch (cause) {
+      release?.();
       this.close({ code: 4102, reason: `the channel to ${this.hostLabel} failed: ${messageOf(cause)}` });
     }
   }

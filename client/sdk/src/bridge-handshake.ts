@@ -37,10 +37,10 @@ import {
 } from '@hostadm/shared/crypto/index.ts';
 import { parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { ChannelFraming } from './bridge-framing.ts';
-import { errorText, refusal, type BridgeSession } from './bridge-session.ts';
+import type { BridgeSession } from './bridge-session.ts';
+import { errorText, messageOf, refusal } from './bridge-replies.ts';
 import { ConnectionError } from './errors.ts';
 import { textToBase64, type WebCryptoClientKey } from './key-auth.ts';
-import { messageOf } from './bridge-session.ts';
 import type { CloseInfo, SignedInSession } from './transport.ts';
 
 export type ChannelHandshakeState = 'sending-r1' | 'awaiting-ra' | 'sending-c1' | 'awaiting-a1' | 'verifying' | 'awaiting-c2' | 'done' | 'failed';

@@ -14,7 +14,8 @@
 import { md5Key, spkiDerFromPem, spkiPemFromDer } from '@hostadm/shared/crypto/index.ts';
 import { bridgeRequestOf, greetingOf, ROOM_HOST_DESTINATION } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { isReply, parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
-import { ConnectionError, HostadmRequestError } from './errors.ts';
+import { ConnectionError } from './errors.ts';
+import { errorText, messageOf, refusal } from './bridge-replies.ts';
 import { privateKeyOf, textToBase64, type PrivateKeyMaterial } from './key-auth.ts';
 import { signInToBridge, type BridgeTicketStore } from './bridge-signin.ts';
 import { relayUrl, type AnnouncedPeer } from './bridge-hosts.ts';
@@ -66,25 +67,6 @@ const UNCLAIMED_MAX = 8;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-export function messageOf(cause: unknown): string {
-  return cause instanceof Error ? cause.message : String(cause);
-}
-
-export function errorText(env: WireEnvelope): string {
-  if (isRecord(env.args)) {
-    const code = env.args.code;
-    const message = env.args.message;
-    if (typeof message === 'string') return code !== undefined ? `${String(code)} ${message}` : message;
-  }
-  return JSON.stringify(env.args ?? env);
-}
-
-/** A refusal envelope as the error it is, kept as the ConnectionError's cause so its code is not lost (401: sign-in refused). */
-export function refusal(env: WireEnvelope, name: string): HostadmRequestError | undefined {
-  if (env.name !== 'error' || !isRecord(env.args) || typeof env.args.code !== 'number') return undefined;
-  return new HostadmRequestError(env.args.code, typeof env.args.message === 'string' ? env.args.message : errorText(env), { namespace: 'rpc', name });
 }
 
 /** The md5_key and SPKI PEM of the client key's public half. */
@@ -185,10 +167,16 @@ export class BridgeSession {
     return this.unclaimed.splice(0);
   }
 
-  /** Sends a binary relay frame, `<destination>\n` and the body already in `frame`. */
-  sendRelayBinary(frame: Uint8Array): void {
+  /** Whether the socket says when it has written a frame: `ws`'s send callback; a WHATWG WebSocket cannot. */
+  get tellsWhenWritten(): boolean {
+    return typeof (this.socket as { terminate?: unknown }).terminate === 'function';
+  }
+
+  /** Sends a binary relay frame, `<destination>\n` and the body already in `frame`; `written` runs once the socket is done with it (tellsWhenWritten). */
+  sendRelayBinary(frame: Uint8Array, written?: () => void): void {
     if (this.state === 'closed' || this.socket.readyState !== OPEN) throw new ConnectionError(`the connection to the bridge ${this.url} is not open`);
-    this.socket.send(frame);
+    if (written && this.tellsWhenWritten) (this.socket as { send(data: Uint8Array, done: () => void): void }).send(frame, () => written());
+    else this.socket.send(frame);
   }
 
   /** Ends the session (before `ready`, `open` rejects with `info.reason`). */
