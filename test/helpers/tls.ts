@@ -12,8 +12,8 @@ export interface LoopbackCertificate {
   certPem: string;
 }
 
-/** Writes `cert.pem` and `key.pem` into `dir`. */
-export function loopbackCertificate(dir: string): LoopbackCertificate {
+/** The certificate and its key as PEM. */
+export function loopbackCertificatePems(): { certPem: string; keyPem: string } {
   const keys = forge.pki.rsa.generateKeyPair(2048);
   const cert = forge.pki.createCertificate();
   cert.publicKey = keys.publicKey;
@@ -25,10 +25,15 @@ export function loopbackCertificate(dir: string): LoopbackCertificate {
   cert.setIssuer(attrs);
   cert.setExtensions([{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }]);
   cert.sign(keys.privateKey, forge.md.sha256.create());
-  const certPem = forge.pki.certificateToPem(cert);
+  return { certPem: forge.pki.certificateToPem(cert), keyPem: forge.pki.privateKeyToPem(keys.privateKey) };
+}
+
+/** Writes `cert.pem` and `key.pem` into `dir`. */
+export function loopbackCertificate(dir: string): LoopbackCertificate {
+  const { certPem, keyPem } = loopbackCertificatePems();
   const certFile = join(dir, 'cert.pem');
   const keyFile = join(dir, 'key.pem');
   writeFileSync(certFile, certPem);
-  writeFileSync(keyFile, forge.pki.privateKeyToPem(keys.privateKey), { mode: 0o600 });
+  writeFileSync(keyFile, keyPem, { mode: 0o600 });
   return { certFile, keyFile, certPem };
 }

@@ -8,43 +8,27 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import forge from 'node-forge';
 import { WebSocket, WebSocketServer } from 'ws';
 import { relayConfig } from '../../relay/config.ts';
 import { RelayMetrics } from '../../relay/metrics.ts';
 import type { Peer } from '../../relay/peer.ts';
 import type { Relay } from '../../relay/relay.ts';
 import { Parking, probeWs, type ParkingLink, type WsInternals } from './parking.ts';
+import { loopbackCertificatePems } from '../../../../test/helpers/tls.ts';
 
 const OPTIONS = { autoPong: false, maxPayload: 1024 };
 
-/** A self-signed certificate for 127.0.0.1 (node-forge: node:crypto makes keys, not certificates). */
-function selfSigned(): { cert: string; key: string } {
-  const keys = forge.pki.rsa.generateKeyPair(2048);
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = keys.publicKey;
-  cert.serialNumber = '01';
-  cert.validity.notBefore = new Date(Date.now() - 60_000);
-  cert.validity.notAfter = new Date(Date.now() + 3_600_000);
-  const attrs = [{ name: 'commonName', value: '127.0.0.1' }];
-  cert.setSubject(attrs);
-  cert.setIssuer(attrs);
-  cert.setExtensions([{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }]);
-  cert.sign(keys.privateKey, forge.md.sha256.create());
-  return { cert: forge.pki.certificateToPem(cert), key: forge.pki.privateKeyToPem(keys.privateKey) };
-}
-
 /** A parked-to-be server socket (over TLS when `tls`), its client, and a relay stand-in recording what parking tells it. */
 async function pair(t: TestContext, options: { shape?: string; tls?: boolean } = {}) {
-  const pem = options.tls ? selfSigned() : null;
-  const https = pem ? createHttpsServer(pem) : null;
+  const tls = options.tls ? loopbackCertificatePems() : null;
+  const https = tls ? createHttpsServer({ cert: tls.certPem, key: tls.keyPem }) : null;
   const common = { perMessageDeflate: false, clientTracking: false, ...OPTIONS };
   const wss = https ? new WebSocketServer({ server: https, ...common }) : new WebSocketServer({ host: '127.0.0.1', port: 0, ...common });
   const listening = https ? https.listen(0, '127.0.0.1') : wss;
   await new Promise((r) => listening.once('listening', r));
   const accepted = new Promise<WebSocket>((resolve) => wss.once('connection', resolve));
   const port = ((https ?? wss).address() as { port: number }).port;
-  const client = new WebSocket(`${pem ? 'wss' : 'ws'}://127.0.0.1:${port}`, { perMessageDeflate: false, ...(pem ? { ca: pem.cert } : {}) });
+  const client = new WebSocket(`${tls ? 'wss' : 'ws'}://127.0.0.1:${port}`, { perMessageDeflate: false, ...(tls ? { ca: tls.certPem } : {}) });
   await new Promise((r) => client.once('open', r));
   const server = await accepted;
   const socket = (server as unknown as { _socket: Socket })._socket;
