@@ -15,6 +15,7 @@ import { Heartbeat } from '@hostadm/shared/net/heartbeat.ts';
 import { bridgeRequestOf, greetingChallengeOf } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { isReply, parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
+import { RelaySenders } from '@hostadm/shared/protocol/relay-sender.ts';
 import type { Pipeline } from '../server/pipeline.ts';
 import { RelayedClients } from './relayed-clients.ts';
 
@@ -70,8 +71,8 @@ export class BridgeLink {
   private greeting: { testString: string; at: number } | null = null;
   /** The host key's md5_key, named beside a proof over a greeting's test string (computed once). */
   private hostMd5: string | null = null;
-  /** The client id of the last binary frame, and its bytes (onBinaryFrame). */
-  private lastClient: { id: string; bytes: Buffer } | null = null;
+  /** The sender ids of binary frames (onBinaryFrame). */
+  private readonly senders = new RelaySenders();
 
   constructor(options: BridgeLinkOptions) {
     this.options = options;
@@ -184,22 +185,11 @@ export class BridgeLink {
     this.timer.unref();
   }
 
-  /**
-   * `<client id>\n<hsc2 or hsc3 body>`: the id is printable ASCII (`client-<uuid>`), else the frame is ignored.
-   * The last id is kept as bytes and text: a run of frames from one client is compared, not decoded
-   * and matched again.
-   */
+  /** `<client id>\n<hsc2 or hsc3 body>`; a frame without a valid sender id (relay-sender.ts) is ignored. */
   private onBinaryFrame(frame: Buffer): void {
     const newline = frame.indexOf(0x0a);
-    if (newline <= 0 || newline > 64) return;
-    const last = this.lastClient;
-    let clientId: string;
-    if (last && last.bytes.length === newline && frame.compare(last.bytes, 0, newline, 0, newline) === 0) clientId = last.id;
-    else {
-      clientId = frame.toString('latin1', 0, newline);
-      if (!/^[\x21-\x7e]+$/.test(clientId)) return;
-      this.lastClient = { id: clientId, bytes: Buffer.from(frame.subarray(0, newline)) };
-    }
+    const clientId = this.senders.senderOf(frame, newline);
+    if (clientId === null) return;
     void this.clients.handleBinary(clientId, frame.subarray(newline + 1)).catch((err: unknown) => this.log.error({ err }, 'bridge frame failed'));
   }
 

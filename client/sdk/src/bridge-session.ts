@@ -13,6 +13,7 @@
  */
 import { md5Key, spkiDerFromPem, spkiPemFromDer } from '@hostadm/shared/crypto/index.ts';
 import { bridgeRequestOf, greetingOf, ROOM_HOST_DESTINATION } from '@hostadm/shared/protocol/bridge-requests.ts';
+import { RelaySenders } from '@hostadm/shared/protocol/relay-sender.ts';
 import { isReply, parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { ConnectionError } from './errors.ts';
 import { errorText, messageOf, refusal } from './bridge-replies.ts';
@@ -96,9 +97,8 @@ export class BridgeSession {
   onRelayBinary: (from: string, body: Uint8Array) => void = () => {};
   /** Whether the bridge relays binary frames as binary (it says so in its announcements): hsc2 and hsc3 may be offered. */
   binaryFrames = false;
-  /** The sender id of the last binary frame, as text and as the bytes it came as (onBinary). */
-  private lastSender = '';
-  private lastSenderBytes: Uint8Array | null = null;
+  /** The sender ids of binary frames (onBinary). */
+  private readonly senders = new RelaySenders();
   /** A later announcement (after `ready`). */
   onPeers: () => void = () => {};
   /** The bridge dropped one of our frames. Until set: a drop of the early frame (to ROOM_HOST_DESTINATION, or '' if refused) unmarks it. */
@@ -279,33 +279,11 @@ export class BridgeSession {
     }
   }
 
-  /**
-   * `<sender id>\n<body>` as bytes: the id is printable ASCII (checked), the body handed on as a view.
-   * A channel's frames all come from one host, so the last id is kept as bytes and as text: a frame
-   * from the same sender is compared, not decoded again.
-   */
+  /** `<sender id>\n<body>` as bytes: the sender checked (relay-sender.ts), the body handed on as a view. */
   private onBinary(bytes: Uint8Array): void {
     const nl = bytes.indexOf(0x0a);
-    if (nl <= 0 || nl > 64) return;
-    if (!this.sameSender(bytes, nl)) {
-      let from = '';
-      for (let i = 0; i < nl; i++) {
-        const c = bytes[i]!;
-        if (c < 0x21 || c > 0x7e) return;
-        from += String.fromCharCode(c);
-      }
-      this.lastSender = from;
-      // A copy (Buffer#slice would be a view keeping the whole frame alive).
-      this.lastSenderBytes = new Uint8Array(bytes.subarray(0, nl));
-    }
-    this.onRelayBinary(this.lastSender, bytes.subarray(nl + 1));
-  }
-
-  private sameSender(bytes: Uint8Array, nl: number): boolean {
-    const last = this.lastSenderBytes;
-    if (last === null || last.length !== nl) return false;
-    for (let i = 0; i < nl; i++) if (bytes[i] !== last[i]) return false;
-    return true;
+    const from = this.senders.senderOf(bytes, nl);
+    if (from !== null) this.onRelayBinary(from, bytes.subarray(nl + 1));
   }
 
   private onEvent(args: unknown): void {

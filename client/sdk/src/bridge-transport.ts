@@ -18,6 +18,7 @@ import {
   startClientResumption,
   type ClientTicket,
 } from '@hostadm/shared/crypto/index.ts';
+import { nextTurn } from '@hostadm/shared/net/next-turn.ts';
 import { ROOM_HOST_DESTINATION } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { ConnectionError } from './errors.ts';
 import type { CloseInfo, Transport, TransportFactory, TransportHandlers } from './transport.ts';
@@ -342,11 +343,7 @@ export function bridgeTransport(options: BridgeTransportOptions): TransportFacto
   }
 }
 
-/**
- * Runs `work` at the next turn of the event loop (Node: `setImmediate`, after the writes this turn
- * queued, such as a WebSocket's upgrade request; elsewhere a zero timeout).
- */
+/** `work`'s result, the work begun at the next turn of the event loop (after this turn's writes). */
 function afterThisTurn<T>(work: () => Promise<T>): Promise<T> {
-  const later = (globalThis as { setImmediate?: (f: () => void) => void }).setImmediate ?? ((f: () => void) => setTimeout(f, 0));
-  return new Promise<T>((resolve, reject) => later(() => work().then(resolve, reject)));
+  return new Promise<T>((resolve, reject) => nextTurn(() => work().then(resolve, reject)));
 }

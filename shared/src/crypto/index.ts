@@ -35,9 +35,9 @@ export {
   startClientResumption,
   TICKET_LIFETIME_MS,
   TICKET_MESSAGE_ID,
-  TicketTable,
   ticketOfR1,
 } from './resumption.ts';
+export { TicketTable, type TicketState } from './resumption-table.ts';
 export type {
   AgentResumption,
   ClientResumption,
@@ -47,7 +47,6 @@ export type {
   RaArgs,
   RcArgs,
   TicketMessageArgs,
-  TicketState,
 } from './resumption.ts';
 export {
   ed25519PublicRawFromPkcs8,

@@ -81,14 +81,15 @@ export function primitives(): HandshakePrimitives {
   return c ? nodePrimitives(c) : webCryptoPrimitives;
 }
 
+/** The node:crypto modules warmed already (warmUpPrimitives). */
+const warmed = new WeakSet<object>();
+
 /**
  * Runs the node:crypto operations of a resumption's answer once on public test values (engines/node),
  * so that their first use in this process costs nothing extra later: for a wait, such as a client's for
  * RA. Once per process (later calls return at once); WebCrypto has nothing to warm. Never throws: this
  * is only an optimisation.
  */
-const warmed = new WeakSet<object>();
-
 export function warmUpPrimitives(): void {
   const c = nodeCrypto();
   if (!c || warmed.has(c)) return;

@@ -16,17 +16,8 @@ import {
   type HandshakeErrorReason,
   type HostKey,
 } from './handshake.ts';
-import {
-  answerResumption,
-  clientTicketFrom,
-  startClientResumption,
-  TICKET_LIFETIME_MS,
-  TicketTable,
-  ticketOfR1,
-  type ClientTicket,
-  type RaArgs,
-  type TicketState,
-} from './resumption.ts';
+import { answerResumption, clientTicketFrom, startClientResumption, TICKET_LIFETIME_MS, ticketOfR1, type ClientTicket, type RaArgs } from './resumption.ts';
+import { TicketTable, type TicketState } from './resumption-table.ts';
 import { warmUpPrimitives } from './primitives.ts';
 import { fromBase64, toBase64 } from './subtle.ts';
 import type { ChannelVersion } from './transcript.ts';

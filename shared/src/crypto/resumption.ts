@@ -20,7 +20,9 @@
 import { channelFrom, fixedField, HandshakeError, isRecord, type HostKey } from './handshake.ts';
 import type { SecureChannel } from './channel.ts';
 import { importEd25519PublicKey } from './keys.ts';
+import { nextTurn } from '../net/next-turn.ts';
 import { primitives, sha256, warmUpPrimitives } from './primitives.ts';
+import type { TicketState } from './resumption-table.ts';
 import { concatBytes, constantTimeEqual, fromBase64, isBase64, randomBytes, toBase64, utf8Encode } from './subtle.ts';
 import { type ChannelVersion, generateEphemeral, HSC1_VERSION, HSC2_VERSION, HSC3_VERSION, LABEL_RESUME_HOST_SIG, SIZES, x25519 } from './transcript.ts';
 
@@ -103,10 +105,6 @@ export interface ClientTicket {
   /** The issuing agent takes requests in RC's flight (TicketMessageArgs.pipelining; sealed, so no bridge sets it). */
   pipelining?: true;
 }
-
-// The agent's table of tickets (resumption-table.ts), here too for those who import it from this file.
-export { type TicketState, TicketTable } from './resumption-table.ts';
-import type { TicketState } from './resumption-table.ts';
 
 /** The client's ticket from the sealed ticket message, or null when the message is not one. */
 export function clientTicketFrom(args: unknown, issuedBy: { secret: Uint8Array; hostKey: string; md5Key: string; now: number }): ClientTicket | null {
@@ -196,13 +194,6 @@ export interface ClientResumption {
   r1Args: R1Args;
   /** Checks RA and derives the channel; single use. Throws HandshakeError on any failure. */
   finish(raArgs: unknown): Promise<ClientResumptionResult>;
-}
-
-/** Node's setImmediate (the next turn of the event loop, after this turn's writes and input), else a timer. */
-function nextTurn(run: () => void): void {
-  const timers = globalThis as { setImmediate?: (run: () => void) => unknown; setTimeout?: (run: () => void, ms: number) => unknown };
-  if (timers.setImmediate) timers.setImmediate(run);
-  else timers.setTimeout?.(run, 0);
 }
 
 export async function startClientResumption(ticket: ClientTicket): Promise<ClientResumption> {
