@@ -8,7 +8,9 @@
  * on the project's Node) and the npm package as installed (installed-cli.ts: compiled, the client
  * commands bundled). Each row also gives the ratio of the CPU time of the two Node processes
  * (process-cost.ts), which moves less with the machine's load than the wall time the target is in.
- * A second row per layout times the same call through a persisted session (HOSTADM_PERSIST).
+ * A second row per layout times a call with arguments (`fs dirlist dir=/`), which the CLI checks
+ * against the class's contract before it connects; a third times the call without arguments through
+ * a persisted session (HOSTADM_PERSIST).
  *
  * The same run measures `hostadm up`'s memory (target ≤ 100 MiB resident after this load): its
  * VmRSS from /proc after each bridged call it served, reported against 100 MiB with the spread over
@@ -34,7 +36,10 @@ const top = mkdtempSync(join(tmpdir(), 'hostadm-bench-bridged-'));
 mkdirSync(join(top, 'run'), { mode: 0o700 });
 const env = { ...process.env, XDG_CONFIG_HOME: join(top, 'config'), HOME: top, XDG_RUNTIME_DIR: join(top, 'run') };
 
+/** The call the targets are about, and one whose arguments the CLI checks against the class's contract first. */
 const CALL = ['call', 'systemmanager', 'memorystats', '--profile', PROFILE];
+const CALL_WITH_ARGS = ['call', 'fs', 'dirlist', 'dir=/', '--profile', PROFILE];
+const label = (argv: readonly string[]) => `hostadm ${argv.filter((a, i) => i < argv.indexOf('--profile')).join(' ')}`;
 
 /** `--version` against the bridged call with one layout's `hostadm`: prints both ratios, reports the wall-time target. */
 async function layoutRow(
@@ -44,9 +49,10 @@ async function layoutRow(
   afterCall: () => void,
   how = 'bridged',
   target = 'a bridged hostadm call',
+  argv: readonly string[] = CALL,
 ): Promise<void> {
   const version = costRecorder(bin, ['--version'], layoutEnv);
-  const call = costRecorder(bin, CALL, layoutEnv);
+  const call = costRecorder(bin, [...argv], layoutEnv);
   const measureCall = async () => {
     const ms = await call.measure();
     afterCall();
@@ -55,7 +61,7 @@ async function layoutRow(
   const { ratio, a, b } = await alternatePairs(version.measure, measureCall, PAIRS);
   const cpu = summarize(cpuRatios(version.cpu, call.cpu));
   console.log(
-    `${layout}: hostadm call systemmanager memorystats (${how}) / hostadm --version: wall ${formatRatio(ratio)}   medians ${median(b).toFixed(0)} / ${median(a).toFixed(0)} ms`,
+    `${layout}: ${label(argv)} (${how}) / hostadm --version: wall ${formatRatio(ratio)}   medians ${median(b).toFixed(0)} / ${median(a).toFixed(0)} ms`,
   );
   console.log(
     `${' '.repeat(layout.length)}  CPU of the Node process: ${formatRatio(cpu)}   medians ${median(call.cpu.slice(2)).toFixed(0)} / ${median(version.cpu.slice(2)).toFixed(0)} ms   (load average ${loadavg()[0]!.toFixed(1)})`,
@@ -120,10 +126,20 @@ try {
   const upResident: number[] = [];
   const sampleUp = () => upResident.push(residentKiB(up.pid!).VmRSS);
   await layoutRow('repository', hostadm, env, sampleUp);
+  await layoutRow('repository', hostadm, env, () => {}, 'bridged, arguments checked', 'a bridged hostadm call with arguments', CALL_WITH_ARGS);
   await persistedRow('repository', hostadm, env);
   const installed = installPackagedCli();
   try {
     await layoutRow('npm package', installed.hostadm, { ...env, PATH: installed.path }, sampleUp);
+    await layoutRow(
+      'npm package',
+      installed.hostadm,
+      { ...env, PATH: installed.path },
+      () => {},
+      'bridged, arguments checked',
+      'a bridged hostadm call with arguments',
+      CALL_WITH_ARGS,
+    );
     await persistedRow('npm package', installed.hostadm, { ...env, PATH: installed.path });
   } finally {
     installed.dispose();
