@@ -39,7 +39,7 @@ const env = { ...process.env, XDG_CONFIG_HOME: join(top, 'config'), HOME: top, X
 /** The call the targets are about, and one whose arguments the CLI checks against the class's contract first. */
 const CALL = ['call', 'systemmanager', 'memorystats', '--profile', PROFILE];
 const CALL_WITH_ARGS = ['call', 'fs', 'dirlist', 'dir=/', '--profile', PROFILE];
-const label = (argv: readonly string[]) => `hostadm ${argv.filter((a, i) => i < argv.indexOf('--profile')).join(' ')}`;
+const label = (argv: readonly string[]) => `hostadm ${argv.slice(0, argv.indexOf('--profile')).join(' ')}`;
 
 /** `--version` against the bridged call with one layout's `hostadm`: prints both ratios, reports the wall-time target. */
 async function layoutRow(
