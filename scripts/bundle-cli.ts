@@ -17,7 +17,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import type { CallIndex } from '../client/cli/src/lib/call-index.ts';
 
 /** Client commands that run a server: imported by their installed path (`@hostadm/client/cli/src/commands/<name>.js`). */
 const SERVER_COMMANDS = new Set(['agent', 'agent-keys', 'bridge', 'bridge-admin', 'up']);
@@ -38,7 +40,25 @@ const DEFERRED_BUILTINS: Record<string, RegExp> = {
   child_process: /[\\/]node_modules[\\/]commander[\\/]lib[\\/]/,
 };
 
-function cliResolution(version: string): Plugin {
+/**
+ * `hostadm call`'s call index (client/cli/src/lib/call-index.ts), computed from the contracts of the
+ * checkout at `root` by the function the sources use at run time. Node imports each module once per
+ * process: a contract edited after this ran is seen by the next build process, as every build is.
+ */
+export async function callIndexFromContracts(root: string): Promise<CallIndex> {
+  const url = (path: string) => pathToFileURL(join(root, path)).href;
+  const registry = (await import(url('shared/src/api/index.ts'))) as typeof import('../shared/src/api/index.ts');
+  const { callIndexOf } = (await import(url('client/cli/src/lib/call-index.ts'))) as typeof import('../client/cli/src/lib/call-index.ts');
+  return callIndexOf({ admin: registry.adminClasses, rpc: registry.rpcClasses });
+}
+
+/**
+ * Files the call index is read from that the bundle does not take in itself (the contract files are
+ * in it: contracts.ts loads each one), so a class added to the registry makes a repository bundle stale.
+ */
+const CALL_INDEX_INPUTS = ['shared/src/api/index.ts'];
+
+function cliResolution(version: string, callIndex: CallIndex): Plugin {
   return {
     name: 'hostadm-cli',
     setup(b) {
@@ -74,6 +94,11 @@ function cliResolution(version: string): Plugin {
         contents: `export function packageVersion() { return ${JSON.stringify(version)}; }`,
         loader: 'js',
       }));
+      // The call index, built in: a call without arguments then needs neither zod nor its class's contract.
+      b.onLoad({ filter: /[\\/]cli[\\/]src[\\/]lib[\\/]call-index-built\.ts$/ }, () => ({
+        contents: `const index = ${JSON.stringify(callIndex)};\nexport function builtCallIndex() { return index; }`,
+        loader: 'js',
+      }));
     },
   };
 }
@@ -81,6 +106,7 @@ function cliResolution(version: string): Plugin {
 /** Writes the bundle over the staged client package's compiled `cli/src/program.js`. */
 export async function bundleCli(root: string, stagedClient: string): Promise<void> {
   const version = (JSON.parse(readFileSync(join(root, 'client/package.json'), 'utf8')) as { version: string }).version;
+  const callIndex = await callIndexFromContracts(root);
   const result = await build({
     entryPoints: { program: join(root, 'client/cli/src/program.ts') },
     outdir: join(stagedClient, 'cli/src'),
@@ -93,7 +119,7 @@ export async function bundleCli(root: string, stagedClient: string): Promise<voi
     allowOverwrite: true,
     // CommonJS dependencies (ws, node-forge, cli-table3) call require() for built-in modules.
     banner: { js: "import { createRequire as __hostadmCreateRequire } from 'node:module'; const require = __hostadmCreateRequire(import.meta.url);" },
-    plugins: [cliResolution(version)],
+    plugins: [cliResolution(version, callIndex)],
     logLevel: 'warning',
     legalComments: 'none',
   });
@@ -118,6 +144,7 @@ async function bundleCall(root: string, stagedClient: string, version: string): 
  * keeps the same bundle with that list (build-call-bundle.ts).
  */
 export async function buildCallBundle(root: string, version: string): Promise<{ code: Buffer; inputs: string[] }> {
+  const callIndex = await callIndexFromContracts(root);
   const result = await build({
     entryPoints: [join(root, 'client/cli/src/call-program.ts')],
     absWorkingDir: root,
@@ -130,7 +157,7 @@ export async function buildCallBundle(root: string, version: string): Promise<{ 
     write: false,
     metafile: true,
     outfile: join(root, 'call.cjs'),
-    plugins: [cliResolution(version)],
+    plugins: [cliResolution(version, callIndex)],
     logLevel: 'warning',
     legalComments: 'none',
   });
@@ -145,6 +172,6 @@ export async function buildCallBundle(root: string, version: string): Promise<{ 
   if (code.some((byte) => byte > 0x7f)) throw new Error('the hostadm call bundle is not ASCII: lib/call-bundle.cts reads it as latin1');
   const id = createHash('sha256').update(code).digest('hex').slice(0, 32);
   // Files only: the plugin's namespaces (`deferred-builtin:https`, `zod-english:en`) are made here, from this file.
-  const inputs = Object.keys(result.metafile.inputs).filter((path) => !/^[a-z-]+:/.test(path));
+  const inputs = [...Object.keys(result.metafile.inputs).filter((path) => !/^[a-z-]+:/.test(path)), ...CALL_INDEX_INPUTS];
   return { code: Buffer.concat([Buffer.from(`/* hostadm-call-bundle ${id} */\n`), code]), inputs };
 }

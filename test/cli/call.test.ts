@@ -115,6 +115,36 @@ test('arguments that break the contract are refused before connecting (exit 2), 
   assert.match(noUrl.stderr, /--url/);
 });
 
+test('a call without arguments: sent when the action takes none (aliases too), refused before connecting when it needs some', async (t) => {
+  const { run } = await cliSetup(t);
+  // Sent from the call index alone (lib/call-index.ts), as a call with arguments is after its check.
+  const memory = await run(['call', 'systemmanager', 'memorystats']);
+  assert.equal(memory.code, 0, show(memory));
+  assert.deepEqual(Object.keys(json<{ memorystats: object }>(memory).memorystats).sort(), ['active', 'cache', 'free', 'inactive', 'wired']);
+  const alias = await run(['call', 'systemmanager', 'systeminfo']);
+  assert.equal(alias.code, 0, show(alias));
+  assert.equal(json<{ systemmanager: { hostname: string } }>(alias).systemmanager.hostname, 'simhost');
+  const rpcAlias = await run(['call', 'rpc/settings', 'list_ssl_certificates']);
+  assert.equal(rpcAlias.code, 0, show(rpcAlias));
+  assert.deepEqual(json(rpcAlias), json(await run(['call', 'rpc/settings', 'list_ssl_certs'])));
+
+  // Nothing listens there: the refusal comes from the contract, as with arguments, before any connection.
+  const nowhere = { HOSTADM_URL: 'ws://127.0.0.1:1' };
+  const missing = await run(['call', 'systemmanager', 'killproc'], nowhere);
+  assert.equal(missing.code, 2, show(missing));
+  assert.match(missing.stderr, /^hostadm: refused before sending: invalid arguments for admin\/systemmanager killproc:$/m);
+  assert.match(missing.stderr, /^ {2}pid: is required/m);
+  assert.match(missing.stderr, /^ {2}signal: /m);
+  assert.equal(missing.stdout, '');
+  const unknown = await run(['call', 'systemmanager', 'memorystat'], nowhere);
+  assert.equal(unknown.code, 2, show(unknown));
+  assert.match(unknown.stderr, /^hostadm: systemmanager has no action memorystat \(did you mean memorystats\?\)$/m);
+  // The same action with arguments it does not take: checked against the contract, refused locally.
+  const extra = await run(['call', 'systemmanager', 'memorystats', 'verbose=yes'], nowhere);
+  assert.equal(extra.code, 2, show(extra));
+  assert.match(extra.stderr, /verbose: unknown argument/);
+});
+
 test('exit codes: 3 sign-in failed, 4 refused (403, 404, 400 from the host), 6 connection failure', async (t) => {
   // A host that leaves beadm out (as a Linux host without a ZFS root does): in the contracts, not served.
   const { run } = await cliSetup(t, { classes: { ...classes, 'admin/beadm': null } });

@@ -4,14 +4,17 @@
  * a scratch copy of the repository layout (client/, shared/ and the build scripts, the third-party
  * packages linked), through its own `client/bin/hostadm`, so the test can edit sources freely. Which
  * of the two ran is seen from outside: only the bundle leaves its code cache
- * (`hostadm-call-*.v8`) in the cache directory.
+ * (`hostadm-call-*.v8`) in the cache directory. A call without arguments is sent from the call index
+ * (client/cli/src/lib/call-index.ts) in both layouts: the bundle's, made from the contracts when it is
+ * built, must follow an edited contract as the sources do, and must spare the call zod and the contract.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { agentFor, SIM_PASSWORD } from '../helpers/agent.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 let copy: string;
@@ -42,15 +45,33 @@ function buildBundle(): string {
   return run.stderr.trim();
 }
 
-/** Runs the copy's `hostadm` with a cache directory of its own; says whether the call bundle ran. */
-function hostadm(args: string[]): { code: number | null; stdout: string; stderr: string; fromBundle: boolean } {
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  fromBundle: boolean;
+}
+
+/**
+ * Runs the copy's `hostadm` with a cache directory of its own (and `env` on top); says whether the
+ * call bundle ran. Asynchronous: an agent a test starts answers from this process.
+ */
+async function hostadm(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
   const home = join(copy, `home-${++runs}`);
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, 'config'), XDG_CACHE_HOME: join(home, 'cache') };
   for (const name of ['NODE_COMPILE_CACHE', 'NODE_DISABLE_COMPILE_CACHE', 'HOSTADM_PERSIST', 'HOSTADM_PROFILE', 'HOSTADM_URL']) delete env[name];
-  const run = spawnSync(join(copy, 'client/bin/hostadm'), args, { env, encoding: 'utf8' });
+  const child = spawn(join(copy, 'client/bin/hostadm'), args, { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
   const caches = join(home, 'cache/hostadm/node-compile-cache');
   const fromBundle = existsSync(caches) && readdirSync(caches).some((name) => name.startsWith('hostadm-call-'));
-  return { code: run.status, stdout: run.stdout, stderr: run.stderr, fromBundle };
+  return { code, stdout, stderr, fromBundle };
 }
 
 const CONTRACT = 'shared/src/api/systemmanager.ts';
@@ -58,7 +79,7 @@ const ORIGINAL = 'System information, processes, sysctl, halt and reboot';
 // The same length: an edit that keeps the size, with its mtime put back below, is still seen.
 const EDITED = 'SYSTEM INFORMATION, processes, sysctl, halt and reboot';
 
-test('a fresh bundle runs the call; an edited source runs from the sources until the bundle is rebuilt', () => {
+test('a fresh bundle runs the call; an edited source runs from the sources until the bundle is rebuilt', async () => {
   const path = join(copy, CONTRACT);
   // A whole second, which utimes sets exactly: the edit below puts it back, as some tools do.
   const mtime = new Date(Math.floor(statSync(path).mtimeMs / 1000) * 1000);
@@ -66,13 +87,13 @@ test('a fresh bundle runs the call; an edited source runs from the sources until
   assert.match(buildBundle(), /built/);
   assert.match(buildBundle(), /up to date/);
 
-  const bundled = hostadm(['call', 'systemmanager', '--help']);
+  const bundled = await hostadm(['call', 'systemmanager', '--help']);
   assert.equal(bundled.code, 0, bundled.stderr);
   assert.match(bundled.stdout, new RegExp(`admin/systemmanager: ${ORIGINAL}`));
   assert.ok(bundled.fromBundle, 'the fresh bundle ran');
 
   // A usage error prints and exits the same way from the bundle and from the sources.
-  const usage = hostadm(['call', 'systemmanager', 'killproc', 'pid:=notanumber']);
+  const usage = await hostadm(['call', 'systemmanager', 'killproc', 'pid:=notanumber']);
   assert.equal(usage.code, 2);
   assert.ok(usage.fromBundle);
 
@@ -81,34 +102,152 @@ test('a fresh bundle runs the call; an edited source runs from the sources until
   utimesSync(path, mtime, mtime);
   assert.deepEqual([statSync(path).size, statSync(path).mtimeMs], [before.size, before.mtimeMs]);
 
-  const edited = hostadm(['call', 'systemmanager', '--help']);
+  const edited = await hostadm(['call', 'systemmanager', '--help']);
   assert.equal(edited.code, 0, edited.stderr);
   assert.match(edited.stdout, new RegExp(`admin/systemmanager: ${EDITED}`), 'the edit shows, not the stale bundle');
   assert.ok(!edited.fromBundle, 'the stale bundle did not run');
-  const usageFromSources = hostadm(['call', 'systemmanager', 'killproc', 'pid:=notanumber']);
+  const usageFromSources = await hostadm(['call', 'systemmanager', 'killproc', 'pid:=notanumber']);
   assert.ok(!usageFromSources.fromBundle);
   assert.deepEqual([usageFromSources.code, usageFromSources.stdout, usageFromSources.stderr], [usage.code, usage.stdout, usage.stderr]);
 
   assert.match(buildBundle(), /built/);
-  const rebuilt = hostadm(['call', 'systemmanager', '--help']);
+  const rebuilt = await hostadm(['call', 'systemmanager', '--help']);
   assert.match(rebuilt.stdout, new RegExp(`admin/systemmanager: ${EDITED}`));
   assert.ok(rebuilt.fromBundle, 'the rebuilt bundle ran');
 });
 
-test('a removed input or an unreadable manifest runs the sources', () => {
+test('a removed input or an unreadable manifest runs the sources', async () => {
   buildBundle();
   const manifest = join(copy, 'client/cli/.call-bundle/manifest.json');
   const text = readFileSync(manifest, 'utf8');
   try {
     writeFileSync(manifest, '{"bundle": "call-0123456789abcdef.cjs", "inputs": [["nowhere.ts", 1, 2, 3]]}');
-    const missing = hostadm(['call', 'systemmanager', '--help']);
+    const missing = await hostadm(['call', 'systemmanager', '--help']);
     assert.equal(missing.code, 0, missing.stderr);
     assert.ok(!missing.fromBundle);
     writeFileSync(manifest, 'not json');
-    const corrupt = hostadm(['call', 'systemmanager', '--help']);
+    const corrupt = await hostadm(['call', 'systemmanager', '--help']);
     assert.equal(corrupt.code, 0, corrupt.stderr);
     assert.ok(!corrupt.fromBundle);
   } finally {
     writeFileSync(manifest, text);
+  }
+});
+
+/** Where nothing listens: a call that connects fails with exit 6, so exit 2 shows nothing was tried. */
+const NOWHERE = { HOSTADM_URL: 'ws://127.0.0.1:1', HOSTADM_USER: 'admin', HOSTADM_PASSWORD: SIM_PASSWORD };
+
+/** A reply's keys two levels down: the simulated host's figures (memory, uptime) change between calls. */
+function shape(stdout: string): unknown {
+  const reply = JSON.parse(stdout) as Record<string, unknown>;
+  return Object.entries(reply).map(([key, value]) => [key, value !== null && typeof value === 'object' ? Object.keys(value).sort() : typeof value]);
+}
+
+test('a call without arguments is sent alike from the bundle and from the sources', async (t) => {
+  const agent = await agentFor(t);
+  const env = { HOSTADM_URL: agent.url, HOSTADM_USER: 'admin', HOSTADM_PASSWORD: SIM_PASSWORD };
+  const calls = [
+    ['call', 'systemmanager', 'memorystats'],
+    ['call', 'systemmanager', 'systeminfo'], // an alias: sent as `systemmanager`
+    ['call', 'rpc/settings', 'list_ssl_certificates'],
+  ];
+  const refused = ['call', 'systemmanager', 'killproc']; // needs pid and signal
+  buildBundle();
+  const bundled: Run[] = [];
+  for (const args of calls) bundled.push(await hostadm(args, env));
+  const bundledRefusal = await hostadm(refused, NOWHERE);
+
+  // Any write to an input moves its ctime: the bundle is stale and the sources run.
+  const input = join(copy, 'client/cli/src/lib/call-index.ts');
+  const { atime, mtime } = statSync(input);
+  utimesSync(input, atime, mtime);
+  for (const [i, args] of calls.entries()) {
+    const fromSources = await hostadm(args, env);
+    assert.ok(bundled[i]!.fromBundle && !fromSources.fromBundle, args.join(' '));
+    assert.equal(bundled[i]!.code, 0, bundled[i]!.stderr);
+    assert.equal(fromSources.code, 0, fromSources.stderr);
+    assert.deepEqual(shape(bundled[i]!.stdout), shape(fromSources.stdout), args.join(' '));
+  }
+  const sourcesRefusal = await hostadm(refused, NOWHERE);
+  assert.ok(bundledRefusal.fromBundle && !sourcesRefusal.fromBundle);
+  assert.equal(bundledRefusal.code, 2, bundledRefusal.stderr);
+  assert.match(bundledRefusal.stderr, /invalid arguments for admin\/systemmanager killproc:\n {2}pid: is required/);
+  assert.deepEqual([sourcesRefusal.code, sourcesRefusal.stdout, sourcesRefusal.stderr], [bundledRefusal.code, bundledRefusal.stdout, bundledRefusal.stderr]);
+});
+
+test("the bundle's call index is made from the contracts: an action edited to need an argument is refused by both", async () => {
+  const path = join(copy, CONTRACT);
+  const original = readFileSync(path, 'utf8');
+  const takesNone = "description: 'Report memory statistics',\n      args: noArgs,";
+  assert.ok(original.includes(takesNone), 'memorystats takes no arguments');
+  const call = ['call', 'systemmanager', 'memorystats'];
+  try {
+    writeFileSync(path, original.replace(takesNone, "description: 'Report memory statistics',\n      args: z.strictObject({ detail: z.string() }),"));
+    const fromSources = await hostadm(call, NOWHERE);
+    assert.ok(!fromSources.fromBundle);
+    assert.equal(fromSources.code, 2, fromSources.stderr);
+    assert.match(fromSources.stderr, /invalid arguments for admin\/systemmanager memorystats:\n {2}detail: is required/);
+    assert.match(buildBundle(), /built/);
+    const bundled = await hostadm(call, NOWHERE);
+    assert.ok(bundled.fromBundle);
+    assert.deepEqual([bundled.code, bundled.stdout, bundled.stderr], [fromSources.code, fromSources.stdout, fromSources.stderr]);
+  } finally {
+    writeFileSync(path, original);
+  }
+});
+
+/** Modules whose loading a call without arguments is spared: zod, the contracts, the argument checks. */
+const CHECKING = /(^|\/)node_modules\/zod\/|^shared\/src\/api\/|^client\/sdk\/src\/validate\.ts$|^shared\/src\/protocol\/(field-errors|plain-issues)\.ts$/;
+
+test('from the bundle, a call without arguments initialises no zod, contract or checks; a call with arguments does', async (t) => {
+  const agent = await agentFor(t);
+  buildBundle();
+  const dir = join(copy, 'client/cli/.call-bundle');
+  const { bundle } = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { bundle: string };
+  // Each module of the bundle is initialised by its esbuild wrapper, named by its path: logged here.
+  const log = join(copy, 'module-inits.log');
+  let wrapped = 0;
+  const instrumented = readFileSync(join(dir, bundle), 'latin1').replace(/(__esm|__commonJS)\(\{("[^"]+")\(([^)]*)\)\{/g, (_, kind, name, params) => {
+    wrapped++;
+    return `${kind}({${name}(${params}){process.getBuiltinModule("node:fs").appendFileSync(${JSON.stringify(log)},${name}+"\\n");`;
+  });
+  assert.ok(wrapped > 100, `the bundle's modules are wrapped as this test expects (${wrapped} found)`);
+  const file = join(copy, 'instrumented-call.cjs');
+  writeFileSync(file, instrumented, 'latin1');
+
+  const home = join(copy, 'home-inits');
+  const env = {
+    ...process.env,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, 'config'),
+    HOSTADM_URL: agent.url,
+    HOSTADM_USER: 'admin',
+    HOSTADM_PASSWORD: SIM_PASSWORD,
+  };
+  const loader = JSON.stringify(join(copy, 'client/cli/src/lib/call-bundle.cts'));
+  const inits = async (args: string[]): Promise<string[]> => {
+    rmSync(log, { force: true });
+    const script = `require(${loader}).runCallBundle(${JSON.stringify(file)}, [process.argv[0], 'hostadm', ...process.argv.slice(1)])`;
+    const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '-e', script, '--', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const code = await new Promise((resolve) => child.once('close', resolve));
+    assert.equal(code, 0, `${args.join(' ')}: ${stderr}`);
+    return readFileSync(log, 'utf8').trim().split('\n');
+  };
+
+  const free = await inits(['call', 'systemmanager', 'memorystats']);
+  assert.ok(free.includes('client/sdk/src/client/hostadm-client.ts'), 'the log sees the modules a call loads');
+  assert.deepEqual(
+    free.filter((m) => CHECKING.test(m)),
+    [],
+  );
+  // The same with arguments: the contract, zod and the checks load (and the log would show them).
+  const checked = await inits(['call', 'systemmanager', 'killproc', 'pid:=412', 'signal=TERM']);
+  for (const expected of [/^shared\/src\/api\/systemmanager\.ts$/, /(^|\/)node_modules\/zod\//, /^client\/sdk\/src\/validate\.ts$/]) {
+    assert.ok(
+      checked.some((m) => expected.test(m)),
+      `${expected} initialised for a call with arguments`,
+    );
   }
 });

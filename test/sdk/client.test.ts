@@ -199,6 +199,7 @@ test('connection failures are ConnectionError; closing rejects what waits', asyn
 });
 
 test('validateReplies: a reply that breaks its contract is a ReplyContractError (through a custom transport)', async () => {
+  const sent: unknown[] = [];
   // A transport double: the port takes any way of carrying envelope text.
   const fake: TransportFactory = {
     description: 'fake://host',
@@ -206,6 +207,7 @@ test('validateReplies: a reply that breaks its contract is a ReplyContractError 
       return {
         send(text) {
           const req = JSON.parse(text) as { id: string; namespace: string; name: string; args: { action?: string } };
+          if (req.name !== 'auth') sent.push({ namespace: req.namespace, name: req.name, args: req.args });
           const args = req.name === 'auth' ? ['t'.repeat(40), 300] : { root: { name: 'root', uid: 0 } };
           queueMicrotask(() => handlers.onMessage(JSON.stringify({ id: req.id, name: 'response', namespace: req.namespace, args })));
         },
@@ -224,9 +226,15 @@ test('validateReplies: a reply that breaks its contract is a ReplyContractError 
     );
     return true;
   });
+  // A call the caller checked itself (callChecked) has its reply checked all the same when asked.
+  await assert.rejects(strict.callChecked('admin', 'users', 'usershow'), ReplyContractError);
   await strict.close();
   const lax = await connect({ transport: fake, auth: { username: 'a', password: 'b' }, keepAlive: false });
   assert.deepEqual(await lax.admin.users.usershow(), { root: { name: 'root', uid: 0 } });
+  sent.length = 0;
+  assert.deepEqual(await lax.callChecked('admin', 'users', 'usershow', {}), { root: { name: 'root', uid: 0 } });
+  // Sent as call() sends it: the class is the envelope's name, the action inside args.
+  assert.deepEqual(sent, [{ namespace: 'admin', name: 'users', args: { action: 'usershow' } }]);
   await lax.close();
 });
 

@@ -3,7 +3,8 @@
  * route → authorize → validate → handler → reply. Transports only translate frames; nothing here
  * knows whether a request came over WebSocket, REST or a bridge.
  */
-import { requestEnvelopeSchema, errorEnvelope, responseEnvelope, type ReplyEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { errorEnvelope, responseEnvelope, type ReplyEnvelope } from '@hostadm/shared/protocol/envelope.ts';
+import { requestEnvelopeSchema } from '@hostadm/shared/protocol/request-envelope.ts';
 import { badRequest, HostadmError, notFound, toHostadmError, unauthorized, unsupported } from '@hostadm/shared/protocol/errors.ts';
 import { jsonNestingExceeds } from '@hostadm/shared/protocol/json-depth.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';

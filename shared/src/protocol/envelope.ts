@@ -1,20 +1,11 @@
-import { z } from 'zod';
+/**
+ * The envelopes on the wire and their one reader. No zod here (every client loads this file): the
+ * agent's schema for an arriving request is request-envelope.ts.
+ */
 import type { ErrorArgs } from './errors.ts';
 
 export const NAMESPACES = ['admin', 'rpc', 'events'] as const;
 export type Namespace = (typeof NAMESPACES)[number];
-
-/**
- * A request as it arrives. `namespace` and `name` are kept as plain strings here so that an unknown
- * class can be answered with 404 rather than a parse error; routing decides.
- */
-export const requestEnvelopeSchema = z.object({
-  id: z.union([z.string(), z.number()]).transform(String).describe('Any value unique for the request; echoed in the reply'),
-  name: z.string().min(1).describe('Class (namespace admin), rpc operation, or subscribe/unsubscribe (namespace events)'),
-  namespace: z.string().min(1).describe('admin, rpc or events'),
-  args: z.unknown().optional().describe('Object or array; for class requests it holds `action` plus the arguments'),
-});
-export type RequestEnvelope = z.infer<typeof requestEnvelopeSchema>;
 
 export interface ResponseEnvelope {
   id: string;
@@ -62,7 +53,7 @@ export function eventEnvelope<P>(name: string, payload: P, time?: Date, id: Even
  * An envelope as it arrives from a peer (any program: agent, bridge, SDK), before anything in `args`
  * is trusted. The one reader of received envelopes: `id` is a string (a number is read as its decimal
  * text, a missing id as `''`), `name` and `namespace` are strings. Agent requests are then validated by
- * `requestEnvelopeSchema` in the pipeline, which answers malformed ones with field errors.
+ * `requestEnvelopeSchema` (request-envelope.ts) in the pipeline, which answers malformed ones with field errors.
  */
 export interface WireEnvelope {
   id: string;

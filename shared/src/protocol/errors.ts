@@ -111,6 +111,14 @@ export function capFieldErrors(errors: FieldError[], max: number = LIMITS.maxFie
   return [...errors.slice(0, max), { field: '(more)', message: `${errors.length - max} more problems not listed` }];
 }
 
+/**
+ * `field: message; field: message` for one-line error texts. Here rather than in field-errors.ts, which
+ * turns zod issues into field errors: what prints an error (the CLI's exit.ts) loads no checks for it.
+ */
+export function summarizeFieldErrors(errors: readonly FieldError[]): string {
+  return errors.map((e) => `${e.field}: ${e.message}`).join('; ');
+}
+
 /** Error messages name what went wrong; one that lists thousands of fields is cut, saying by how much. */
 const MAX_MESSAGE_CHARS = 4096;
 

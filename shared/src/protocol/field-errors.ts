@@ -8,6 +8,9 @@ import type { z } from 'zod';
 import { capFieldErrors, type FieldError } from './errors.ts';
 import { plainIssueMessage, valueAt } from './plain-issues.ts';
 
+/** With the field errors they summarize, for the agent's, the bridge's and the SDK's refusals. */
+export { summarizeFieldErrors } from './errors.ts';
+
 /**
  * Capped as every error reply is (capFieldErrors), so summaries built from it stay short too.
  * `input` is the value that was checked: each message then says what was given (secrets excepted).
@@ -50,9 +53,4 @@ function allFieldErrors(error: z.ZodError, input: unknown): FieldError[] {
     }
   }
   return out;
-}
-
-/** `field: message; field: message` for one-line error texts. */
-export function summarizeFieldErrors(errors: readonly FieldError[]): string {
-  return errors.map((e) => `${e.field}: ${e.message}`).join('; ');
 }

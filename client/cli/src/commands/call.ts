@@ -2,6 +2,10 @@
  * `hostadm call <class> <action> [key=value ...] [key:=json ...] [--json '{...}']`: any action,
  * arguments checked against the contract before sending, reply printed as JSON. Queued actions show
  * progress on stderr and print `{ack, jobs: {<id>: <completion event>}}`; `--no-wait` prints the job ids.
+ *
+ * A call without arguments of an action that takes none is sent from the call index (lib/call-index.ts)
+ * alone: no zod, no class contract, no argument checks are loaded for it. Everything else (help, usage
+ * errors, arguments to check, queued actions) loads the contract, and the checks, as it needs them.
  */
 import type { ConnectionOptions } from '../client-commands.ts';
 import {
@@ -16,10 +20,10 @@ import {
   rpcOperationNames,
 } from '../../../sdk/src/contracts.ts';
 import { HostadmRequestError } from '../../../sdk/src/errors.ts';
-import { check, summarize } from '../../../sdk/src/validate.ts';
 import type { QueuedJob } from '../../../sdk/src/types.ts';
-import type { ClassContract } from '@hostadm/shared/protocol/define.ts';
+import type { ActionContract, ClassContract } from '@hostadm/shared/protocol/define.ts';
 import { parseActionArgs } from '../lib/args.ts';
+import { argumentFreeAction, classEntry } from '../lib/call-index.ts';
 import { EXIT, runCommand, usageError } from '../lib/exit.ts';
 import { classHelp, operationHelp, overviewHelp } from '../lib/help.ts';
 import { helpScope } from '../lib/help-scope.ts';
@@ -108,6 +112,29 @@ function unknownAction(cls: string, contract: ClassContract, action: string): Er
   );
 }
 
+/**
+ * Arguments checked here too (the SDK would refuse the same way) so a usage error never opens a
+ * connection. The checks load here, for calls that have arguments to check.
+ */
+async function checkArgs(schema: ActionContract['args'], args: unknown, target: { namespace: string; name: string; action?: string }): Promise<void> {
+  const { check, summarize } = await import('../../../sdk/src/validate.ts');
+  const problems = check(schema, args);
+  if (problems.length === 0) return;
+  const label = `${target.namespace}/${target.name}${target.action === undefined ? '' : ` ${target.action}`}`;
+  throw new HostadmRequestError(400, `invalid arguments for ${label}: ${summarize(problems)}`, target, { fieldErrors: problems, local: true });
+}
+
+/** Sends a call that is not queued, its action canonical and its arguments checked, and prints the reply. */
+async function callAndPrint(via: CallVia, opts: CallOptions, ns: 'admin' | 'rpc', cls: string, action: string, args: Record<string, unknown>): Promise<number> {
+  const session = await via.open(opts, { first: (client) => client.callChecked(ns, cls, action, args) });
+  try {
+    printJson(await (session.first ?? session.client.callChecked(ns, cls, action, args)), via.out);
+  } finally {
+    await session.close();
+  }
+  return EXIT.ok;
+}
+
 export async function runCall(cls: string | undefined, action: string | undefined, rest: string[], opts: CallOptions): Promise<void> {
   await runCommand(() => callThrough(ownProcess, cls, action, rest, opts), { exitWhenWritten: true });
 }
@@ -139,14 +166,7 @@ export async function callThrough(via: CallVia, cls: string | undefined, action:
       }
       if (target.name.startsWith('auth')) throw usageError(`rpc/${target.name} is how hostadm signs in; use hostadm login / logout`);
       const args = parseActionArgs(action === undefined ? rest : [action, ...rest], opts.json);
-      const problems = check(op.args, args);
-      if (problems.length > 0)
-        throw new HostadmRequestError(
-          400,
-          `invalid arguments for rpc/${target.name}: ${summarize(problems)}`,
-          { namespace: 'rpc', name: target.name },
-          { fieldErrors: problems, local: true },
-        );
+      await checkArgs(op.args, args, { namespace: 'rpc', name: target.name });
       const session = await via.open(opts, { auth: op.access === 'none' ? 'none' : 'required' });
       try {
         printJson(await session.client.request('rpc', target.name, args), via.out);
@@ -157,6 +177,11 @@ export async function callThrough(via: CallVia, cls: string | undefined, action:
     }
 
     if (!isClass(target.namespace, target.name)) throw unknownClass(cls);
+    const ns = target.namespace;
+    if (!opts.help && action !== undefined && rest.length === 0 && opts.json === undefined) {
+      const canonical = argumentFreeAction(await classEntry(ns, target.name), action);
+      if (canonical !== undefined) return callAndPrint(via, opts, ns, target.name, canonical, {});
+    }
     const contract = (await loadClass(target.namespace, target.name))!;
     if (opts.help || action === undefined) {
       const only = action === undefined ? undefined : resolveAction(contract, action);
@@ -172,27 +197,8 @@ export async function callThrough(via: CallVia, cls: string | undefined, action:
     if (canonical === undefined) throw unknownAction(cls, contract, action);
     const args = parseActionArgs(rest, opts.json);
     const actionContract = contract.actions[canonical]!;
-    // Checked here too (the SDK would refuse the same way) so a usage error never opens a connection.
-    const problems = check(actionContract.args, args);
-    if (problems.length > 0) {
-      throw new HostadmRequestError(
-        400,
-        `invalid arguments for ${target.namespace}/${target.name} ${canonical}: ${summarize(problems)}`,
-        { namespace: target.namespace, name: target.name, action: canonical },
-        { fieldErrors: problems, local: true },
-      );
-    }
-    const ns = target.namespace as 'admin' | 'rpc';
-
-    if (!isQueued(actionContract)) {
-      const session = await via.open(opts, { first: (client) => client.call(ns, target.name, canonical, args) });
-      try {
-        printJson(await (session.first ?? session.client.call(ns, target.name, canonical, args)), via.out);
-      } finally {
-        await session.close();
-      }
-      return EXIT.ok;
-    }
+    await checkArgs(actionContract.args, args, { namespace: ns, name: target.name, action: canonical });
+    if (!isQueued(actionContract)) return callAndPrint(via, opts, ns, target.name, canonical, args);
 
     if (via.oneShotOnly) throw new NeedsOwnProcess('a queued action');
     const mode = progressMode(opts.progress);

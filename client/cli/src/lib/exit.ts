@@ -4,7 +4,7 @@
  *   (a 401 from the host, or from the bridge while connecting) · 4 refused by the host (400/403/404/409/429)
  *   · 5 host error (5xx, a failed job) · 6 connection failure
  */
-import { summarizeFieldErrors } from '@hostadm/shared/protocol/field-errors.ts';
+import { summarizeFieldErrors } from '@hostadm/shared/protocol/errors.ts';
 import { ConnectionError, HostadmClientError, HostadmRequestError, ReplyContractError } from '../../../sdk/src/errors.ts';
 
 export const EXIT = { ok: 0, output: 1, usage: 2, auth: 3, refused: 4, host: 5, connection: 6, interrupted: 130 } as const;

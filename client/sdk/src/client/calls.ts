@@ -2,14 +2,16 @@
  * Calls checked against the contracts: the class and action are looked up (aliases resolved to the
  * canonical name), the arguments checked before anything is sent (a refusal is a local 400 naming
  * every field, like the host's), and with `validateReplies` the reply checked too. Contracts load
- * lazily, so a client pays only for the classes it uses.
+ * lazily, so a client pays only for the classes it uses; the checks (validate.ts and the field-error
+ * wording it brings) load on the first check, so a call that needs none (`sendChecked`) loads neither.
  */
 import type { ActionContract } from '@hostadm/shared/protocol/define.ts';
 import { isObject, loadClass, loadOperation, resolveAction } from '../contracts.ts';
 import { HostadmRequestError, ReplyContractError, type RequestTarget } from '../errors.ts';
 import type { CallOptions } from '../types.ts';
-import { check, invalidArgs } from '../validate.ts';
 import type { SendRequest } from './requests.ts';
+
+const checks = () => import('../validate.ts');
 
 /** A class action found in the contracts, its arguments already checked. */
 export interface PreparedCall {
@@ -61,6 +63,7 @@ export class ContractCalls {
       );
     }
     if (this.validateArgs) {
+      const { check, invalidArgs } = await checks();
       const problems = check(contract.args, args);
       if (problems.length > 0) throw invalidArgs({ ...target, action: canonical }, problems);
     }
@@ -71,8 +74,21 @@ export class ContractCalls {
   async sendPrepared(namespace: string, className: string, action: string, contract: ActionContract, args: unknown, options: CallOptions): Promise<unknown> {
     const target = { namespace, name: className, action };
     const reply = await this.send(target, { action, ...(args as object) }, options);
-    if (this.validateReplies) this.checkReply(contract, target, reply);
+    if (this.validateReplies) await this.checkReply(contract, target, reply);
     return reply;
+  }
+
+  /**
+   * A class action the caller looked up and checked against its contract itself (`action` canonical,
+   * `args` an object that passed): sent as `call` sends it, without loading the contract or the
+   * checks, unless `validateReplies` asks for the reply to be checked (then the contract loads).
+   */
+  async sendChecked(namespace: string, className: string, action: string, args: Record<string, unknown>, options: CallOptions): Promise<unknown> {
+    if (this.validateReplies) {
+      const contract = (await loadClass(namespace, className))?.actions[action];
+      if (contract) return this.sendPrepared(namespace, className, action, contract, args, options);
+    }
+    return this.send({ namespace, name: className, action }, { action, ...args }, options);
   }
 
   /** An `rpc` operation without actions (`identify`, `query`): sent as is, the reply checked if asked. */
@@ -80,11 +96,12 @@ export class ContractCalls {
     const contract = await loadOperation('rpc', name);
     const target = { namespace: 'rpc', name };
     const reply = await this.send(target, args, options);
-    if (this.validateReplies && contract) this.checkReply(contract, target, reply);
+    if (this.validateReplies && contract) await this.checkReply(contract, target, reply);
     return reply;
   }
 
-  private checkReply(contract: ActionContract, target: RequestTarget, reply: unknown): void {
+  private async checkReply(contract: ActionContract, target: RequestTarget, reply: unknown): Promise<void> {
+    const { check } = await checks();
     const problems = check(contract.reply, reply);
     if (problems.length > 0) throw new ReplyContractError(target, problems, reply);
   }

@@ -149,6 +149,23 @@ export class HostadmClient {
     return this.calls.call(namespace, className, action, args, options);
   }
 
+  /**
+   * A class action whose arguments the caller has already checked against its contract (`action` its
+   * canonical name, `args` an object that passes): sent as `call` sends it, with no second check, so
+   * the contract is not loaded (the CLI's calls without arguments; it checks before connecting).
+   * With `validateReplies` the contract loads and the reply is checked. Queued actions resolve to
+   * their acknowledgement, as with `call`.
+   */
+  async callChecked(
+    namespace: 'admin' | 'rpc',
+    className: string,
+    action: string,
+    args: Record<string, unknown> = {},
+    options: CallOptions = {},
+  ): Promise<unknown> {
+    return this.calls.sendChecked(namespace, className, action, args, options);
+  }
+
   /** A queued action (or `dispatcher run`): resolves once acknowledged, with a handle that follows the job. */
   async start(namespace: 'admin' | 'rpc', className: string, action: string, args: unknown = {}, options: CallOptions = {}): Promise<QueuedJob> {
     const { canonical, contract } = await this.calls.prepare(namespace, className, action, args);

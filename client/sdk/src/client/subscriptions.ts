@@ -9,7 +9,6 @@ import { AsyncQueue } from '../async-queue.ts';
 import { isObject, loadOperation } from '../contracts.ts';
 import type { Transport } from '../transport.ts';
 import type { CallOptions, HostadmEvent } from '../types.ts';
-import { check, invalidArgs } from '../validate.ts';
 import type { ClientState } from './connection.ts';
 import type { SendRequest } from './requests.ts';
 
@@ -172,7 +171,8 @@ export class Subscriptions {
   /** Event names checked against the `subscribe` contract (an unknown name is refused locally). */
   private async checkNames(names: readonly string[]): Promise<void> {
     if (!this.host.validateArgs) return;
-    const contract = await loadOperation('events', 'subscribe');
+    // Loaded with the contract, when first needed: a client that never subscribes loads no checks.
+    const [contract, { check, invalidArgs }] = await Promise.all([loadOperation('events', 'subscribe'), import('../validate.ts')]);
     const problems: FieldError[] = contract ? check(contract.args, names) : [];
     if (problems.length > 0) throw invalidArgs({ namespace: 'events', name: 'subscribe' }, problems);
   }
