@@ -11,8 +11,8 @@
  *   zod and the shared code beside the agent's own, in the processes that stay up.
  * ws's optional native speed-ups (bufferutil, utf-8-validate) are left out (NATIVE_SPEEDUPS says why).
  * The same two module resolutions as main.cts's hook apply here, at build time: zod's locale index is
- * English alone, and the node:https, node:tls, node:zlib and node:child_process imports of ws and
- * commander get a stand-in that loads the module on first use.
+ * English alone, and the node:http, node:https, node:tls, node:zlib and node:child_process imports of
+ * ws and commander get a stand-in that loads the module on first use.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -34,11 +34,14 @@ const EXTERNAL_PACKAGES = /^(@hostadm\/(agent|bridge|console)(\/|$)|pino(\/|$))/
 const NATIVE_SPEEDUPS = /^(bufferutil|utf-8-validate)$/;
 /** As in main.cts: built-in modules imported by ws and commander that a client command rarely uses. */
 const DEFERRED_BUILTINS: Record<string, RegExp> = {
+  http: /[\\/]node_modules[\\/]ws[\\/]lib[\\/]/,
   https: /[\\/]node_modules[\\/]ws[\\/]lib[\\/]/,
   tls: /[\\/]node_modules[\\/]ws[\\/]lib[\\/]/,
   zlib: /[\\/]node_modules[\\/]ws[\\/]lib[\\/]/,
   child_process: /[\\/]node_modules[\\/]commander[\\/]lib[\\/]/,
 };
+/** As in main.cts: ws's buffer-util reads node:http's (future) native mask as it loads; the stand-in has none. */
+const ABSENT_MEMBERS: Record<string, string[]> = { http: ['websocketMask', 'websocketUnmask'] };
 
 /**
  * `hostadm call`'s call index (client/cli/src/lib/call-index.ts), computed from the contracts of the
@@ -73,14 +76,17 @@ function cliResolution(version: string, callIndex: CallIndex): Plugin {
         contents: `throw new Error(${JSON.stringify(`${args.path} is left out of the hostadm CLI bundle (ws works without it)`)});`,
         loader: 'js',
       }));
-      b.onResolve({ filter: /^(node:)?(https|tls|zlib|child_process)$/ }, (args) => {
+      b.onResolve({ filter: /^(node:)?(https?|tls|zlib|child_process)$/ }, (args) => {
         const builtin = args.path.replace(/^node:/, '');
         return DEFERRED_BUILTINS[builtin]?.test(args.importer) ? { path: builtin, namespace: 'deferred-builtin' } : undefined;
       });
-      b.onLoad({ filter: /.*/, namespace: 'deferred-builtin' }, (args) => ({
-        contents: `module.exports = new Proxy({}, { get: (_, member) => process.getBuiltinModule(${JSON.stringify(`node:${args.path}`)})[member] });`,
-        loader: 'js',
-      }));
+      b.onLoad({ filter: /.*/, namespace: 'deferred-builtin' }, (args) => {
+        const absent = Object.hasOwn(ABSENT_MEMBERS, args.path) ? `${JSON.stringify(ABSENT_MEMBERS[args.path])}.includes(member) ? undefined : ` : '';
+        return {
+          contents: `module.exports = new Proxy({}, { get: (_, member) => ${absent}process.getBuiltinModule(${JSON.stringify(`node:${args.path}`)})[member] });`,
+          loader: 'js',
+        };
+      });
       b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
         /[\\/]zod[\\/]v4[\\/]/.test(args.importer) ? { path: 'en', namespace: 'zod-english', pluginData: args.resolveDir } : undefined,
       );

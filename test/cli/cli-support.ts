@@ -30,13 +30,19 @@ function baseEnv(): Record<string, string> {
   return env;
 }
 
-export function runCli(args: readonly string[], env: Record<string, string | undefined>, options: { cwd?: string } = {}): Promise<CliResult> {
+/** `command`: instead of the hostadm binary, a program and its first arguments (`args` follow). */
+export function runCli(
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+  options: { cwd?: string; command?: readonly string[] } = {},
+): Promise<CliResult> {
   const full = baseEnv();
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) delete full[k];
     else full[k] = v;
   }
-  const child = spawn(HOSTADM, args, { cwd: options.cwd ?? root, env: full, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [program = HOSTADM, ...first] = options.command ?? [];
+  const child = spawn(program, [...first, ...args], { cwd: options.cwd ?? root, env: full, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));

@@ -91,8 +91,10 @@ test("every lazy contract loader returns exactly the registry's contract", async
   }
 });
 
-test('the SDK core imports nothing from Node: only node.ts brings in ws', () => {
+test('the SDK core imports nothing from Node: only node.ts, with the WebSocket it alone imports, brings in ws', () => {
   const dir = new URL('../../client/sdk/src/', import.meta.url).pathname;
+  // The Node entry and its WebSocket (node-websocket.ts: ws, node:net, node:tls), which no other file imports.
+  const nodeOnly = new Set(['node.ts', 'node-websocket.ts']);
   // Its tests (`*.test.ts`, beside the code they test) run on Node and are not part of what ships.
   const files = readdirSync(dir, { recursive: true })
     .map(String)
@@ -106,9 +108,14 @@ test('the SDK core imports nothing from Node: only node.ts brings in ws', () => 
     const specifiers = [...source.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+'([^']+)'|import\('([^']+)'\)/g)].map((m) => m[1] ?? m[2]!);
     for (const spec of specifiers) {
       const allowed =
-        spec.startsWith('./') || spec.startsWith('../') || spec.startsWith('@hostadm/shared/') || spec === 'zod' || (file === 'node.ts' && spec === 'ws');
+        spec.startsWith('./') ||
+        spec.startsWith('../') ||
+        spec.startsWith('@hostadm/shared/') ||
+        spec === 'zod' ||
+        (nodeOnly.has(file) && (spec === 'ws' || spec.startsWith('node:')));
       assert.ok(allowed, `${file} imports ${spec}`);
+      if (spec.endsWith('/node-websocket.ts')) assert.equal(file, 'node.ts', `${file} imports ${spec}`);
     }
-    assert.doesNotMatch(source, /\bBuffer\.|\bprocess\.|require\(/, `${file} uses a Node global`);
+    if (file !== 'node-websocket.ts') assert.doesNotMatch(source, /\bBuffer\.|\bprocess\.|require\(/, `${file} uses a Node global`);
   }
 });

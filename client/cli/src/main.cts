@@ -37,20 +37,30 @@ function packageVersion(): string {
  *   (every call does) would load them all: about 16 ms of CPU per command on our machines. hostadm
  *   writes its own messages (shared/src/protocol/plain-issues.ts) and zod itself only ever uses
  *   English, so the CLI resolves that index to English alone.
- * - `ws` loads node:https, node:tls and node:zlib, and commander node:child_process, when they load,
- *   although a ws:// connection never uses the first two, zlib only if permessage-deflate is agreed
- *   (hostadm's servers do not agree to it) and hostadm has no executable subcommands for the last:
- *   about 25 ms of CPU per command together. Those imports get a stand-in that loads the real module
- *   the first time one of its members is read (a wss:// connection, a spawn).
- * The agent and the bridge, when this CLI runs them, get the same stand-ins, which cost nothing once loaded.
+ * - `ws` loads node:http, node:https, node:tls and node:zlib, and commander node:child_process, when
+ *   they load, although the SDK's Node client opens its connections without node:http
+ *   (client/sdk/src/node-websocket.ts), a ws:// connection never uses https or tls, zlib only if
+ *   permessage-deflate is agreed (hostadm's servers do not agree to it) and hostadm has no executable
+ *   subcommands for the last: about 30 ms of CPU per command together. Those imports get a stand-in
+ *   that loads the real module the first time one of its members is read (a server, ws's own client,
+ *   a wss:// connection, a spawn).
+ * The agent and the bridge, when this CLI runs them, get the same stand-ins, which cost nothing once
+ * loaded (their servers load node:http themselves).
  */
 const DEFERRED_BUILTINS: Record<string, RegExp> = {
+  http: /\/node_modules\/ws\/lib\//,
   https: /\/node_modules\/ws\/lib\//,
   tls: /\/node_modules\/ws\/lib\//,
   zlib: /\/node_modules\/ws\/lib\//,
   child_process: /\/node_modules\/commander\/lib\//,
 };
 const DEFERRED_SCHEME = 'hostadm-deferred-builtin:';
+/**
+ * Members a stand-in answers as absent without loading the module: ws's buffer-util reads node:http's
+ * native mask as it loads (`websocketMask`, which no Node release has yet: not 24.21), so ws masks as
+ * it does on every Node today (in JavaScript, or with bufferutil where installed).
+ */
+const ABSENT_MEMBERS: Record<string, string[]> = { http: ['websocketMask', 'websocketUnmask'] };
 
 function quickerModuleResolution(): void {
   registerHooks({
@@ -65,10 +75,12 @@ function quickerModuleResolution(): void {
     },
     load(url, context, nextLoad) {
       if (!url.startsWith(DEFERRED_SCHEME)) return nextLoad(url, context);
-      const builtin = JSON.stringify(`node:${url.slice(DEFERRED_SCHEME.length)}`);
+      const name = url.slice(DEFERRED_SCHEME.length);
+      const builtin = JSON.stringify(`node:${name}`);
+      const absent = Object.hasOwn(ABSENT_MEMBERS, name) ? `${JSON.stringify(ABSENT_MEMBERS[name])}.includes(member) ? undefined : ` : '';
       return {
         format: 'commonjs',
-        source: `module.exports = new Proxy({}, { get: (_, member) => process.getBuiltinModule(${builtin})[member] });`,
+        source: `module.exports = new Proxy({}, { get: (_, member) => ${absent}process.getBuiltinModule(${builtin})[member] });`,
         shortCircuit: true,
       };
     },
