@@ -1,7 +1,8 @@
 /**
  * `hostadm up` as a subprocess on free ports with its own HOME/XDG_CONFIG_HOME and data directory: it
  * prints the commands to try; one of them runs through the bridge; a changed host key is refused
- * (exit 3); SIGTERM stops it.
+ * (exit 3); SIGTERM stops it. Started from the sources with a cold compile cache, it does not keep
+ * Node's type stripper (~16 MiB) for its life.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HOSTADM, runCli, show, type CliResult } from './cli-support.ts';
+import { HOSTADM, runCli, show, startUp, type CliResult } from './cli-support.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -121,4 +122,26 @@ test('hostadm up: bridge + sim agent + profile; the printed command works throug
 
   child.kill('SIGTERM');
   assert.equal(await exited, 0, stderr);
+});
+
+test('hostadm up from the sources, cold compile cache: the running bridge and agent have not kept the type stripper', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'hostadm-up-stripper-'));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  // Node's own list of the built-in modules it loaded, written when `up` ends (after its restart in place, if any).
+  const preload = join(home, 'loaded-builtins.cjs');
+  const loaded = join(home, 'loaded-builtins.txt');
+  writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(loaded)}, process.moduleLoadList.join('\\n')));\n`);
+  const stop = await startUp(t, home, {
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, 'config'),
+    NODE_COMPILE_CACHE: join(home, 'compile-cache'),
+    NODE_OPTIONS: `--require ${preload}`,
+  });
+  // A call through the bridge, so whatever `up` loads to serve it counts too.
+  const call = await runCli(['call', 'systemmanager', 'memorystats', '--profile', 'p'], { HOME: home, XDG_CONFIG_HOME: join(home, 'config') });
+  assert.equal(call.code, 0, show(call));
+  await stop();
+  const modules = readFileSync(loaded, 'utf8').split('\n');
+  assert.ok(modules.includes('NativeModule net'), 'the list was written by up itself');
+  assert.ok(!modules.includes('NativeModule internal/deps/amaro/dist/index'), 'a module loaded after the restart needed the type stripper');
 });

@@ -32,9 +32,10 @@ export async function runUp(opts: UpOptions): Promise<void> {
   const { startAgent } = await import('@hostadm/agent/agent.ts');
   // From the TypeScript sources with a cold compile cache: begin again without the type stripper
   // (~16 MiB less for as long as `up` runs; type-stripper-restart.ts), once everything `up` loads is
-  // loaded: the sim platform is the one module tree startAgent loads later (by platform name).
+  // loaded: the sim platform (startAgent loads it by platform name) and the SDK's argument checks (its
+  // client loads them at the first call it checks: `up` signs its profile in through the bridge).
   if (shouldRestartWithoutTypeStripper()) {
-    await import('@hostadm/agent/platforms/sim/index.ts');
+    await Promise.all([import('@hostadm/agent/platforms/sim/index.ts'), import('../../../sdk/src/validate.ts')]);
     restartWithoutTypeStripper();
   }
   const logger = pino({ level: opts.logLevel }, pino.destination(2));
