@@ -1,15 +1,16 @@
 /**
  * The repository layout's `hostadm call` bundle: the same one CommonJS file the npm package runs
- * (bundle-cli.ts), written to `client/cli/.call-bundle/call-<hash>.cjs` with a manifest of every file
- * it was made from (size, mtime, ctime), so `client/bin/hostadm` in a checkout runs a call without
+ * (bundle-cli.ts), written to `client/cli/.call-bundle/call-<hash>.cjs` beside its zod companion
+ * (`zod-<hash>.cjs`) with a manifest of every file they were made from (size, mtime, ctime) and of the
+ * companion itself, so `client/bin/hostadm` in a checkout runs a call without
  * loading ~160 TypeScript modules through the ES module loader (client/cli/README.md, "Start-up").
  * `npm ci` and `npm install` run it (the root package's `prepare`); `npm run build:call` by hand.
  *
  * The CLI checks the manifest on each `hostadm call` (lib/call-bundle.cts, freshRepositoryBundle) and
  * runs the sources as soon as one input differs, so an edit is never shadowed by an old bundle; this
  * script brings the bundle back in line. A source edited while the bundle was being made leaves no
- * manifest (the next build makes one). Concurrent builds are safe: the bundle's name is its content
- * hash and the manifest that names it is renamed into place whole.
+ * manifest (the next build makes one). Concurrent builds are safe: the bundle's and the companion's
+ * names are their content hashes and the manifest that names them is renamed into place whole.
  *
  * `node scripts/build-call-bundle.ts` builds when stale; `--force` always; `--best-effort` (prepare)
  * reports a failure on stderr and exits 0: the CLI then runs from the sources, as before.
@@ -41,6 +42,14 @@ const BUILD_INPUTS = ['scripts/bundle-cli.ts', 'scripts/build-call-bundle.ts', '
  */
 const CLOCK_SLACK_MS = 20;
 
+function sameBytes(path: string, bytes: Buffer): boolean {
+  try {
+    return readFileSync(path).equals(bytes);
+  } catch {
+    return false;
+  }
+}
+
 export type CallBundleResult = 'fresh' | 'built' | 'sources-changed';
 
 /** Builds the repository's call bundle unless it is fresh. Throws when bundling fails. */
@@ -49,7 +58,7 @@ export async function ensureCallBundle(options: { force?: boolean; root?: string
   if (!options.force && callBundle.freshRepositoryBundle(root) !== undefined) return 'fresh';
   const started = Date.now();
   const version = (JSON.parse(readFileSync(join(root, 'client/package.json'), 'utf8')) as { version: string }).version;
-  const { code, inputs } = await buildCallBundle(root, version);
+  const { code, companion, inputs } = await buildCallBundle(root, version);
   const stamps: FileStamp[] = [];
   for (const path of [...new Set([...inputs, ...BUILD_INPUTS])].sort()) {
     const stamp = callBundle.stampOf(root, path);
@@ -64,12 +73,23 @@ export async function ensureCallBundle(options: { force?: boolean; root?: string
   if (id === undefined) throw new Error('the call bundle has no hash header');
   const bundle = `call-${id}.cjs`;
   const fresh = (name: string) => join(dir, `${name}.${process.pid}.tmp`);
-  writeFileSync(fresh(bundle), code);
-  renameSync(fresh(bundle), join(dir, bundle));
-  writeFileSync(fresh('manifest.json'), `${JSON.stringify({ bundle, inputs: stamps })}\n`);
-  renameSync(fresh('manifest.json'), join(dir, 'manifest.json'));
-  // Earlier bundles: a `hostadm call` that chose one just now has read it already or falls back to the sources.
-  for (const name of readdirSync(dir)) if (name.startsWith('call-') && name.endsWith('.cjs') && name !== bundle) rmSync(join(dir, name), { force: true });
+  const place = (name: string, bytes: Buffer) => {
+    writeFileSync(fresh(name), bytes);
+    renameSync(fresh(name), join(dir, name));
+  };
+  // The companion changes only with zod, esbuild or these scripts: one with the same bytes is kept as it
+  // is, so its stamp (and a call that checked it a moment ago) stays good.
+  if (!sameBytes(join(dir, companion.name), companion.code)) place(companion.name, companion.code);
+  const companionStamp = callBundle.stampOf(root, `${callBundle.REPOSITORY_BUNDLE_DIR}/${companion.name}`);
+  if (companionStamp === undefined) throw new Error(`${companion.name} was removed as it was written`);
+  place(bundle, code);
+  place('manifest.json', Buffer.from(`${JSON.stringify({ bundle, companion: companionStamp, inputs: stamps })}\n`));
+  // Earlier bundles and companions: a `hostadm call` that chose one just now has read it already or
+  // falls back to the sources; one that needs the companion it checked later and finds it removed says so.
+  for (const name of readdirSync(dir)) {
+    const old = (name.startsWith('call-') && name !== bundle) || (name.startsWith('zod-') && name !== companion.name);
+    if (old && name.endsWith('.cjs')) rmSync(join(dir, name), { force: true });
+  }
   return 'built';
 }
 

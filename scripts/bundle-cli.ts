@@ -138,21 +138,79 @@ export async function bundleCli(root: string, stagedClient: string): Promise<voi
  * lib/call-bundle.cts: no ES module loader, one file to read, and a V8 code cache made after the call
  * ran, which the content hash on its first line names. ASCII only (comments dropped, other characters
  * escaped), so it is read as latin1 and V8 keeps it as a one-byte string: no UTF-8 decoding of ~1 MB.
+ * zod is its companion beside it (`cli/src/zod-<hash>.cjs`, see buildCallBundle).
  */
 async function bundleCall(root: string, stagedClient: string, version: string): Promise<void> {
-  const { code } = await buildCallBundle(root, version);
+  const { code, companion } = await buildCallBundle(root, version);
   writeFileSync(join(stagedClient, 'cli/src/call.cjs'), code);
+  writeFileSync(join(stagedClient, 'cli/src', companion.name), companion.code);
 }
 
 /**
- * The call bundle's bytes (header line included) and the files it was made from, relative to `root`
- * (esbuild's metafile: sources, contracts and the third-party files it took in). The repository layout
- * keeps the same bundle with that list (build-call-bundle.ts).
+ * The call bundle's companion: zod, which only the argument checks, the class contracts and help
+ * use. A call without arguments never initialises it, but inside the bundle its ~300 KB would still
+ * be read and its share of the bundle's V8 code cache deserialised on every call (the cache's size
+ * follows the functions in the script, not the ones that ran): ~18 M instructions of ~236
+ * (callgrind). So the bundle `require`s `./zod-<hash>.cjs` in the lazy inits of the modules that
+ * import zod, and lib/call-bundle.cts serves that specifier with this file, compiled with a code
+ * cache of its own. It exports what the sources import from zod, `{ z }` (the whole of zod): each
+ * export more is a getter copied onto its exports object when it loads (all ~300 of zod's cost a call
+ * with arguments ~5 M instructions); checkZodImports makes sure the bundle asks for nothing else.
  */
-export async function buildCallBundle(root: string, version: string): Promise<{ code: Buffer; inputs: string[] }> {
+const ZOD_COMPANION_EXPORTS = ['z'];
+
+/**
+ * Fails the build unless every import of zod in the call bundle is a plain binding of the companion
+ * (`import_zod=require("./zod-<hash>.cjs")`, as esbuild writes named imports; a default or namespace
+ * import would add __toESM) and every member read of one is a name the companion exports.
+ */
+function checkZodImports(text: string, specifier: string, exported: readonly string[]): void {
+  const requires = text.split(`require(${JSON.stringify(specifier)})`).length - 1;
+  const bindings = text.split(new RegExp(`\\bimport_zod\\d*=require\\(${JSON.stringify(specifier).replaceAll('.', '\\.')}\\)`)).length - 1;
+  const missing = [...new Set([...text.matchAll(/\bimport_zod\d*\.([\w$]+)/g)].map((m) => m[1] ?? ''))].filter((name) => !exported.includes(name));
+  if (requires === 0 || bindings !== requires || missing.length > 0) {
+    throw new Error(
+      `the call bundle imports from zod what its companion does not export (${requires} requires, ${bindings} plain bindings, missing: ${missing.join(', ') || 'none'}): see ZOD_COMPANION_EXPORTS in scripts/bundle-cli.ts`,
+    );
+  }
+}
+
+function zodCompanion(specifier: string): Plugin {
+  return {
+    name: 'hostadm-call-zod-companion',
+    setup(b) {
+      b.onResolve({ filter: /^zod(\/|$)/ }, (args) => {
+        if (/[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)) return undefined;
+        if (args.path !== 'zod')
+          return { errors: [{ text: `${args.path}: only \`zod\` itself is in the call bundle's zod companion (scripts/bundle-cli.ts)` }] };
+        return { path: specifier, external: true };
+      });
+    },
+  };
+}
+
+/** esbuild's output as ASCII bytes behind a `/* <kind> <content hash> *\/` line (lib/call-bundle.cts reads it as latin1), and that hash. */
+function hashedAscii(text: string, kind: string): { code: Buffer; id: string } {
+  // esbuild escapes strings but leaves regular expression literals as written (`[’]`): \uXXXX means the
+  // same there, in strings and in identifiers (an astral character as its surrogate pair, as /u reads it).
+  const code = Buffer.from(
+    text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+    'latin1',
+  );
+  if (code.some((byte) => byte > 0x7f)) throw new Error(`the ${kind} is not ASCII: lib/call-bundle.cts reads it as latin1`);
+  const id = createHash('sha256').update(code).digest('hex').slice(0, 32);
+  return { code: Buffer.concat([Buffer.from(`/* ${kind} ${id} */\n`), code]), id };
+}
+
+/**
+ * The call bundle's bytes (header line included), its zod companion (file name and bytes) and the
+ * files both were made from, relative to `root` (esbuild's metafiles: sources, contracts and the
+ * third-party files they took in). The repository layout keeps the same files with that list
+ * (build-call-bundle.ts); in both layouts the companion lies beside the bundle.
+ */
+export async function buildCallBundle(root: string, version: string): Promise<{ code: Buffer; companion: { name: string; code: Buffer }; inputs: string[] }> {
   const callIndex = await callIndexFromContracts(root);
-  const result = await build({
-    entryPoints: [join(root, 'client/cli/src/call-program.ts')],
+  const common = {
     absWorkingDir: root,
     bundle: true,
     format: 'cjs',
@@ -162,22 +220,34 @@ export async function buildCallBundle(root: string, version: string): Promise<{ 
     minifyWhitespace: true,
     write: false,
     metafile: true,
-    outfile: join(root, 'call.cjs'),
-    plugins: [cliResolution(version, callIndex)],
     logLevel: 'warning',
     legalComments: 'none',
+  } as const;
+  const zod = await build({
+    ...common,
+    stdin: { contents: `export { ${ZOD_COMPANION_EXPORTS.join(', ')} } from 'zod';`, resolveDir: root, sourcefile: 'zod-companion.js', loader: 'js' },
+    outfile: join(root, 'zod.cjs'),
+    plugins: [cliResolution(version, callIndex)],
+  });
+  const zodText = zod.outputFiles[0]?.text;
+  if (zod.errors.length > 0 || zodText === undefined) throw new Error("bundling hostadm call's zod failed");
+  const companion = hashedAscii(zodText, 'hostadm-call-zod');
+  const companionName = `zod-${companion.id}.cjs`;
+  const result = await build({
+    ...common,
+    entryPoints: [join(root, 'client/cli/src/call-program.ts')],
+    outfile: join(root, 'call.cjs'),
+    plugins: [zodCompanion(`./${companionName}`), cliResolution(version, callIndex)],
   });
   const text = result.outputFiles[0]?.text;
   if (result.errors.length > 0 || text === undefined) throw new Error('bundling hostadm call failed');
-  // esbuild escapes strings but leaves regular expression literals as written (`[’]`): \uXXXX means the
-  // same there, in strings and in identifiers (an astral character as its surrogate pair, as /u reads it).
-  const code = Buffer.from(
-    text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
-    'latin1',
-  );
-  if (code.some((byte) => byte > 0x7f)) throw new Error('the hostadm call bundle is not ASCII: lib/call-bundle.cts reads it as latin1');
-  const id = createHash('sha256').update(code).digest('hex').slice(0, 32);
-  // Files only: the plugin's namespaces (`deferred-builtin:https`, `zod-english:en`) are made here, from this file.
-  const inputs = [...Object.keys(result.metafile.inputs).filter((path) => !/^[a-z-]+:/.test(path)), ...CALL_INDEX_INPUTS];
-  return { code: Buffer.concat([Buffer.from(`/* hostadm-call-bundle ${id} */\n`), code]), inputs };
+  checkZodImports(text, `./${companionName}`, ZOD_COMPANION_EXPORTS);
+  // Files only: the plugin's namespaces (`deferred-builtin:https`, `zod-english:en`) and the companion's
+  // stdin entry are made here, from this file.
+  const inputs = [...Object.keys(result.metafile.inputs), ...Object.keys(zod.metafile.inputs)].filter((path) => !/^[a-z-]+:|^zod-companion\.js$/.test(path));
+  return {
+    code: hashedAscii(text, 'hostadm-call-bundle').code,
+    companion: { name: companionName, code: companion.code },
+    inputs: [...new Set([...inputs, ...CALL_INDEX_INPUTS])],
+  };
 }

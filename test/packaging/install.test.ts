@@ -9,7 +9,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, globSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, globSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -127,6 +127,11 @@ test(`npm pack of the SDK and the CLI installs into an empty directory and runs 
   assert.equal(install.code, 0, show('npm install <tarballs>', install));
   const cli = join(app, 'node_modules/@hostadm/client/cli/src');
   assert.ok(existsSync(join(cli, 'main.cjs')) && !existsSync(join(cli, 'main.cts')), 'the package carries compiled JavaScript, not the sources');
+  // `hostadm call`'s bundle and its zod companion (lib/call-bundle.cts) are in the tarball, not only in the staged folder.
+  assert.ok(
+    existsSync(join(cli, 'call.cjs')) && readdirSync(cli).some((n) => /^zod-[0-9a-f]{32}\.cjs$/.test(n)),
+    'the call bundle and its zod companion are packed',
+  );
 
   const help = await run('npx', ['--no-install', 'hostadm', '--help'], { cwd: app, env });
   assert.equal(help.code, 0, show('npx hostadm --help', help));

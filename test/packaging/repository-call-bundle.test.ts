@@ -4,7 +4,8 @@
  * a scratch copy of the repository layout (client/, shared/ and the build scripts, the third-party
  * packages linked), through its own `client/bin/hostadm`, so the test can edit sources freely. Which
  * of the two ran is seen from outside: only the bundle leaves its code cache
- * (`hostadm-call-*.v8`) in the cache directory. A call without arguments is sent from the call index
+ * (`hostadm-call-*.v8`) in the cache directory, and only its zod companion (`zod-<hash>.cjs` beside it)
+ * leaves `hostadm-zod-*.v8`, so whether a call loaded zod shows too. A call without arguments is sent from the call index
  * (client/cli/src/lib/call-index.ts) in both layouts: the bundle's, made from the contracts when it is
  * built, must follow an edited contract as the sources do, and must spare the call zod and the contract.
  */
@@ -39,8 +40,10 @@ before(() => {
 
 after(() => rmSync(copy, { recursive: true, force: true }));
 
-function buildBundle(): string {
-  const run = spawnSync(process.execPath, ['--disable-warning=ExperimentalWarning', join(copy, 'scripts/build-call-bundle.ts')], { encoding: 'utf8' });
+function buildBundle(...flags: string[]): string {
+  const run = spawnSync(process.execPath, ['--disable-warning=ExperimentalWarning', join(copy, 'scripts/build-call-bundle.ts'), ...flags], {
+    encoding: 'utf8',
+  });
   assert.equal(run.status, 0, run.stderr);
   return run.stderr.trim();
 }
@@ -50,6 +53,8 @@ interface Run {
   stdout: string;
   stderr: string;
   fromBundle: boolean;
+  /** The bundle's zod companion was loaded (it leaves a code cache of its own). */
+  loadedZod: boolean;
 }
 
 /**
@@ -70,8 +75,8 @@ async function hostadm(args: string[], extraEnv: Record<string, string> = {}): P
     child.once('close', resolve);
   });
   const caches = join(home, 'cache/hostadm/node-compile-cache');
-  const fromBundle = existsSync(caches) && readdirSync(caches).some((name) => name.startsWith('hostadm-call-'));
-  return { code, stdout, stderr, fromBundle };
+  const names = existsSync(caches) ? readdirSync(caches) : [];
+  return { code, stdout, stderr, fromBundle: names.some((n) => n.startsWith('hostadm-call-')), loadedZod: names.some((n) => n.startsWith('hostadm-zod-')) };
 }
 
 const CONTRACT = 'shared/src/api/systemmanager.ts';
@@ -152,10 +157,16 @@ test('a call without arguments is sent alike from the bundle and from the source
     ['call', 'rpc/settings', 'list_ssl_certificates'],
   ];
   const refused = ['call', 'systemmanager', 'killproc']; // needs pid and signal
+  const withArguments = ['call', 'fs', 'dirlist', 'dir=/'];
   buildBundle();
   const bundled: Run[] = [];
   for (const args of calls) bundled.push(await hostadm(args, env));
   const bundledRefusal = await hostadm(refused, NOWHERE);
+  const bundledChecked = await hostadm(withArguments, env);
+  for (const [i, args] of calls.entries()) assert.ok(!bundled[i]!.loadedZod, `${args.join(' ')}: no zod loaded`);
+  // Arguments to check, or a refusal to explain: the companion is loaded, and the call works.
+  assert.ok(bundledRefusal.loadedZod && bundledChecked.loadedZod);
+  assert.equal(bundledChecked.code, 0, bundledChecked.stderr);
 
   // Any write to an input moves its ctime: the bundle is stale and the sources run.
   const input = join(copy, 'client/cli/src/lib/call-index.ts');
@@ -173,6 +184,47 @@ test('a call without arguments is sent alike from the bundle and from the source
   assert.equal(bundledRefusal.code, 2, bundledRefusal.stderr);
   assert.match(bundledRefusal.stderr, /invalid arguments for admin\/systemmanager killproc:\n {2}pid: is required/);
   assert.deepEqual([sourcesRefusal.code, sourcesRefusal.stdout, sourcesRefusal.stderr], [bundledRefusal.code, bundledRefusal.stdout, bundledRefusal.stderr]);
+  const sourcesChecked = await hostadm(withArguments, env);
+  assert.ok(!sourcesChecked.fromBundle);
+  assert.deepEqual([sourcesChecked.code, sourcesChecked.stdout, sourcesChecked.stderr], [bundledChecked.code, bundledChecked.stdout, bundledChecked.stderr]);
+});
+
+test('a removed or edited zod companion runs the sources until the bundle is rebuilt; old companions are removed', async () => {
+  buildBundle();
+  const dir = join(copy, 'client/cli/.call-bundle');
+  const { companion } = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { companion: [string, number, number, number] };
+  const path = join(copy, companion[0]);
+  assert.match(companion[0], /^client\/cli\/\.call-bundle\/zod-[0-9a-f]{32}\.cjs$/);
+  const original = readFileSync(path, 'latin1');
+  const call = ['call', 'systemmanager', 'killproc'];
+  const bundled = await hostadm(call, NOWHERE);
+  assert.ok(bundled.fromBundle && bundled.loadedZod);
+
+  rmSync(path);
+  const removed = await hostadm(call, NOWHERE);
+  assert.ok(!removed.fromBundle, 'a missing companion: the sources ran');
+  assert.deepEqual([removed.code, removed.stdout, removed.stderr], [bundled.code, bundled.stdout, bundled.stderr]);
+  assert.match(buildBundle(), /built/);
+  assert.equal(readFileSync(path, 'latin1'), original);
+  assert.ok((await hostadm(call, NOWHERE)).fromBundle);
+
+  // The same size, its mtime put back: still seen (ctime), as for a source.
+  const { mtime } = statSync(path);
+  const edit = original.replace('Invalid input', 'INVALID INPUT');
+  assert.notEqual(edit, original);
+  writeFileSync(path, edit, 'latin1');
+  utimesSync(path, mtime, mtime);
+  const edited = await hostadm(call, NOWHERE);
+  assert.ok(!edited.fromBundle, 'an edited companion: the sources ran');
+  assert.deepEqual([edited.code, edited.stderr], [bundled.code, bundled.stderr]);
+  assert.match(buildBundle(), /built/);
+  assert.equal(readFileSync(path, 'latin1'), original, 'the rebuild writes the companion again');
+  assert.ok((await hostadm(call, NOWHERE)).fromBundle);
+
+  for (const old of ['zod-0123456789abcdef0123456789abcdef.cjs', 'call-0123456789abcdef0123456789abcdef.cjs']) writeFileSync(join(dir, old), '');
+  assert.match(buildBundle('--force'), /built/);
+  const { bundle } = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { bundle: string };
+  assert.deepEqual(readdirSync(dir).sort(), [bundle, companion[0].replace(/^.*\//, ''), 'manifest.json'].sort());
 });
 
 test("the bundle's call index is made from the contracts: an action edited to need an argument is refused by both", async () => {
@@ -196,23 +248,37 @@ test("the bundle's call index is made from the contracts: an action edited to ne
   }
 });
 
-/** Modules whose loading a call without arguments is spared: zod, the contracts, the argument checks. */
-const CHECKING = /(^|\/)node_modules\/zod\/|^shared\/src\/api\/|^client\/sdk\/src\/validate\.ts$|^shared\/src\/protocol\/(field-errors|plain-issues)\.ts$/;
+/**
+ * Modules whose loading a call without arguments is spared: zod (its companion file, logged as
+ * ZOD_COMPANION below), the contracts, the argument checks.
+ */
+const ZOD_COMPANION = 'zod companion';
+const CHECKING = /^zod companion$|^shared\/src\/api\/|^client\/sdk\/src\/validate\.ts$|^shared\/src\/protocol\/(field-errors|plain-issues)\.ts$/;
 
 test('from the bundle, a call without arguments initialises no zod, contract or checks; a call with arguments does', async (t) => {
   const agent = await agentFor(t);
   buildBundle();
   const dir = join(copy, 'client/cli/.call-bundle');
-  const { bundle } = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { bundle: string };
-  // Each module of the bundle is initialised by its esbuild wrapper, named by its path: logged here.
+  const { bundle, companion } = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { bundle: string; companion: [string, ...number[]] };
+  // Each module of the bundle is initialised by its esbuild wrapper, named by its path: logged here;
+  // the companion (zod, one scope, no wrappers) logs once when it runs. Both in a folder of their own.
   const log = join(copy, 'module-inits.log');
+  const instrumentedDir = join(copy, 'instrumented');
+  mkdirSync(instrumentedDir, { recursive: true });
+  const companionName = companion[0].replace(/^.*\//, '');
+  const zod = readFileSync(join(copy, companion[0]), 'latin1').replace(
+    /^(\/\* hostadm-call-zod [0-9a-f]+ \*\/\n)/,
+    `$1process.getBuiltinModule("node:fs").appendFileSync(${JSON.stringify(log)},${JSON.stringify(`${ZOD_COMPANION}\n`)});`,
+  );
+  assert.ok(zod.includes(ZOD_COMPANION));
+  writeFileSync(join(instrumentedDir, companionName), zod, 'latin1');
   let wrapped = 0;
   const instrumented = readFileSync(join(dir, bundle), 'latin1').replace(/(__esm|__commonJS)\(\{("[^"]+")\(([^)]*)\)\{/g, (_, kind, name, params) => {
     wrapped++;
     return `${kind}({${name}(${params}){process.getBuiltinModule("node:fs").appendFileSync(${JSON.stringify(log)},${name}+"\\n");`;
   });
   assert.ok(wrapped > 100, `the bundle's modules are wrapped as this test expects (${wrapped} found)`);
-  const file = join(copy, 'instrumented-call.cjs');
+  const file = join(instrumentedDir, 'call.cjs');
   writeFileSync(file, instrumented, 'latin1');
 
   const home = join(copy, 'home-inits');
@@ -244,7 +310,7 @@ test('from the bundle, a call without arguments initialises no zod, contract or 
   );
   // The same with arguments: the contract, zod and the checks load (and the log would show them).
   const checked = await inits(['call', 'systemmanager', 'killproc', 'pid:=412', 'signal=TERM']);
-  for (const expected of [/^shared\/src\/api\/systemmanager\.ts$/, /(^|\/)node_modules\/zod\//, /^client\/sdk\/src\/validate\.ts$/]) {
+  for (const expected of [/^shared\/src\/api\/systemmanager\.ts$/, /^zod companion$/, /^client\/sdk\/src\/validate\.ts$/]) {
     assert.ok(
       checked.some((m) => expected.test(m)),
       `${expected} initialised for a call with arguments`,

@@ -1,7 +1,9 @@
 /**
  * Runs the `hostadm call` bundle (one CommonJS file made by scripts/bundle-cli.ts: `cli/src/call.cjs`
  * in the npm package, `client/cli/.call-bundle/` in the repository when fresh, see below) with a V8
- * code cache of its own, kept beside Node's compile cache.
+ * code cache of its own, kept beside Node's compile cache; and its zod companion (`zod-<hash>.cjs`
+ * beside it, which the bundle requires only where a module that imports zod is initialised: argument
+ * checks, contracts, help) the same way, with a cache of its own.
  *
  * Why not Node's compile cache (NODE_COMPILE_CACHE, which the bin wrapper turns on): it stores the code
  * V8 compiled when a module was compiled, which is its top level only; every function that runs later
@@ -9,12 +11,12 @@
  * again by every command. A cache made after the call ran (`vm.Script#createCachedData`) holds those
  * functions too: about a quarter of a bridged call's instructions (callgrind, test/bench/bridged-call).
  *
- * The cache is only an optimisation and is never trusted beyond what V8 checks itself (its version,
- * flags and the source's length) plus the bundle's content hash, which the bundle's first line carries
- * (`/* hostadm-call-bundle <sha256 prefix> *\/`) and which names the cache file: a changed bundle never
- * meets an old cache. It is written once, at exit, when it was missing or refused, as a fresh file
- * renamed into place (0600); errors writing it are ignored. NODE_DISABLE_COMPILE_CACHE=1, or no
- * NODE_COMPILE_CACHE (the bin wrapper sets it), runs the bundle without one.
+ * A cache is only an optimisation and is never trusted beyond what V8 checks itself (its version,
+ * flags and the source's length) plus the file's content hash, which its first line carries
+ * (`/* hostadm-call-bundle <sha256 prefix> *\/`, `/* hostadm-call-zod <sha256 prefix> *\/`) and which
+ * names the cache file: a changed file never meets an old cache. It is written once, at exit, when it
+ * was missing or refused, as a fresh file renamed into place (0600); errors writing it are ignored.
+ * NODE_DISABLE_COMPILE_CACHE=1, or no NODE_COMPILE_CACHE (the bin wrapper sets it), runs both without.
  * CommonJS and built-in modules only, like main.cts: this runs before the ES module loader would.
  */
 const { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } = require('node:fs') as typeof import('node:fs');
@@ -27,13 +29,28 @@ interface CallBundle {
   runCallProgram(argv: readonly string[]): Promise<void>;
 }
 
+/** A CommonJS file's body as vm.Script compiles it: Node's module wrapper. */
+type ModuleFunction = (this: unknown, exports: unknown, require: NodeJS.Require, module: { exports: unknown }, filename: string, dirname: string) => void;
+
 /**
  * A cache from a run that never connected (`hostadm call --help`, a usage error) lacks the connection's
  * code, so it is replaced by the first run that does connect; a `connected` one is kept.
  */
 type CacheLevel = 'connected' | 'local';
 
-const HEADER = /^\/\* hostadm-call-bundle ([0-9a-f]{16,64}) \*\/\n/;
+/**
+ * The two files run this way, each with its header and the prefix of its cache files' names (a file's
+ * clean-up removes only caches of its own kind: the companion's cache outlives a new bundle and the
+ * other way round, as the files themselves do).
+ */
+const KINDS = {
+  bundle: { header: /^\/\* hostadm-call-bundle ([0-9a-f]{16,64}) \*\/\n/, cache: 'hostadm-call-' },
+  zod: { header: /^\/\* hostadm-call-zod ([0-9a-f]{16,64}) \*\/\n/, cache: 'hostadm-zod-' },
+} as const;
+type Kind = keyof typeof KINDS;
+
+/** How the bundle names its zod companion (scripts/bundle-cli.ts): beside it, by content hash. */
+const ZOD_COMPANION = /^\.\/zod-[0-9a-f]{16,64}\.cjs$/;
 
 function cacheDir(): string | undefined {
   const dir = process.env.NODE_COMPILE_CACHE;
@@ -52,15 +69,15 @@ function readCache(dir: string, prefix: string): { data: Buffer; level: CacheLev
   return undefined;
 }
 
-function writeCache(dir: string, prefix: string, level: CacheLevel, data: Buffer): void {
+function writeCache(dir: string, kind: Kind, prefix: string, level: CacheLevel, data: Buffer): void {
   try {
     const final = join(dir, `${prefix}-${level}.v8`);
     const fresh = `${final}.${process.pid}.tmp`;
     writeFileSync(fresh, data, { mode: 0o600 });
     renameSync(fresh, final);
-    // Caches of other bundles (an earlier version) or of a lower level are of no more use.
+    // Caches of other files of this kind (an earlier version) or of a lower level are of no more use.
     for (const name of readdirSync(dir)) {
-      if (name.startsWith('hostadm-call-') && name.endsWith('.v8') && join(dir, name) !== final) rmSync(join(dir, name), { force: true });
+      if (name.startsWith(KINDS[kind].cache) && name.endsWith('.v8') && join(dir, name) !== final) rmSync(join(dir, name), { force: true });
     }
   } catch {
     // A read-only or full cache directory: the next run compiles again, nothing else changes.
@@ -69,11 +86,12 @@ function writeCache(dir: string, prefix: string, level: CacheLevel, data: Buffer
 
 /**
  * The repository layout's copy of the same bundle (scripts/build-call-bundle.ts, run by `npm ci` and
- * `npm install`), kept in `client/cli/.call-bundle/` with a manifest of the files it was made from:
- * each one's path (relative to the repository), size, mtime and ctime. The bundle is used only when
- * every one of them is as it was: an edited, replaced, touched or removed source (ctime moves on any
- * write, whatever mtime a tool sets) sends `hostadm call` back to the sources, never to a stale
- * bundle. About 200 stat calls, ~1 ms of CPU: loading the sources instead costs ~80 ms.
+ * `npm install`), kept in `client/cli/.call-bundle/` with its zod companion and a manifest of the
+ * files they were made from: each one's path (relative to the repository), size, mtime and ctime,
+ * and the companion's own stamp. The bundle is used only when every one of them is as it was: an
+ * edited, replaced, touched or removed source (ctime moves on any write, whatever mtime a tool sets)
+ * or companion sends `hostadm call` back to the sources, never to a stale bundle. About 200 stat
+ * calls, ~1 ms of CPU: loading the sources instead costs ~80 ms.
  */
 const REPOSITORY_BUNDLE_DIR = 'client/cli/.call-bundle';
 
@@ -83,6 +101,8 @@ type FileStamp = [path: string, size: number, mtimeMs: number, ctimeMs: number];
 interface BundleManifest {
   /** The bundle's file name in REPOSITORY_BUNDLE_DIR (`call-<content hash>.cjs`). */
   bundle: string;
+  /** The zod companion the bundle requires, as written beside it (`<REPOSITORY_BUNDLE_DIR>/zod-<content hash>.cjs`). */
+  companion: FileStamp;
   inputs: FileStamp[];
 }
 
@@ -108,6 +128,9 @@ function isUnchanged([path, size, mtimeMs, ctimeMs]: FileStamp, root: string): b
   return now !== undefined && now[1] === size && now[2] === mtimeMs && now[3] === ctimeMs;
 }
 
+/** Where the manifest's companion must be: in REPOSITORY_BUNDLE_DIR, named as the bundle requires it. */
+const COMPANION_PATH = /^client\/cli\/\.call-bundle\/zod-[0-9a-f]{16,64}\.cjs$/;
+
 /** The repository's call bundle when it was made from the sources as they are now, else undefined (run the sources). */
 function freshRepositoryBundle(root: string): string | undefined {
   const dir = join(root, REPOSITORY_BUNDLE_DIR);
@@ -118,10 +141,85 @@ function freshRepositoryBundle(root: string): string | undefined {
     return undefined; // never built (no `npm ci` yet), or unreadable
   }
   if (typeof manifest !== 'object' || manifest === null) return undefined;
-  const { bundle, inputs } = manifest as Partial<BundleManifest>;
+  const { bundle, companion, inputs } = manifest as Partial<BundleManifest>;
   if (typeof bundle !== 'string' || !/^call-[0-9a-f]{16,64}\.cjs$/.test(bundle) || !Array.isArray(inputs) || inputs.length === 0) return undefined;
+  if (!isFileStamp(companion) || !COMPANION_PATH.test(companion[0]) || !isUnchanged(companion, root)) return undefined;
   for (const input of inputs) if (!isFileStamp(input) || !isUnchanged(input, root)) return undefined;
   return join(dir, bundle);
+}
+
+/** Whether this process opened a TCP connection: a cache made at its exit is then a `connected` one. */
+let connected = false;
+let watchingConnections = false;
+
+function watchConnections(): void {
+  if (watchingConnections) return;
+  watchingConnections = true;
+  const onSocket = () => {
+    connected = true;
+    diagnostics.unsubscribe('net.client.socket', onSocket);
+  };
+  diagnostics.subscribe('net.client.socket', onSocket);
+}
+
+/**
+ * `file` compiled with its code cache (of `kind`), and the cache written at exit when it was missing,
+ * refused or `local` and this run connected. Undefined, having compiled nothing, when the file cannot
+ * be read.
+ */
+function compileCached(file: string, kind: Kind): ModuleFunction | undefined {
+  let source: string;
+  try {
+    source = readFileSync(file, 'latin1');
+  } catch {
+    return undefined;
+  }
+  const id = KINDS[kind].header.exec(source)?.[1];
+  const dir = id === undefined ? undefined : cacheDir();
+  const prefix = `${KINDS[kind].cache}${id}-${process.version}-${process.arch}`;
+  const cached = dir === undefined ? undefined : readCache(dir, prefix);
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename: file,
+    cachedData: cached?.data,
+    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  });
+  const refused = cached === undefined || script.cachedDataRejected === true;
+  if (dir !== undefined && (refused || cached.level === 'local')) {
+    watchConnections();
+    process.once('exit', () => {
+      if (refused || connected) writeCache(dir, kind, prefix, connected ? 'connected' : 'local', script.createCachedData());
+    });
+  }
+  return script.runInThisContext() as ModuleFunction;
+}
+
+/** Runs a compiled CommonJS file as Node would, with `require` as given; its exports. */
+function runModule(run: ModuleFunction, file: string, require: NodeJS.Require): unknown {
+  const module = { exports: {} as unknown };
+  run.call(module.exports, module.exports, require, module, file, dirname(file));
+  return module.exports;
+}
+
+/**
+ * The bundle's `require`: Node's, except for its zod companion, which is compiled with its own cache
+ * (Node's require would cache its top level alone, so zod's functions would be compiled again by
+ * every call that checks arguments) and loaded once per process, whichever module asks first.
+ */
+function bundleRequire(bundle: string): NodeJS.Require {
+  const nodeRequire = createRequire(bundle);
+  const companions = new Map<string, unknown>();
+  const require = (id: string): unknown => {
+    if (!ZOD_COMPANION.test(id)) return nodeRequire(id);
+    const file = join(dirname(bundle), id);
+    if (!companions.has(file)) {
+      const run = compileCached(file, 'zod');
+      if (run === undefined) throw new Error(`hostadm call: cannot read ${file}, the zod its bundle needs (reinstall hostadm; in a checkout, \`npm run build:call\`)`);
+      // Beside the bundle: Node's require for the bundle's folder is the companion's too (zod needs none).
+      companions.set(file, runModule(run, file, nodeRequire));
+    }
+    return companions.get(file);
+  };
+  return Object.assign(require, { resolve: nodeRequire.resolve, cache: nodeRequire.cache, extensions: nodeRequire.extensions, main: nodeRequire.main });
 }
 
 /**
@@ -129,33 +227,12 @@ function freshRepositoryBundle(root: string): string | undefined {
  * run nothing, when the file cannot be read (a repository bundle a newer build just replaced).
  */
 function runCallBundle(bundle: string, argv: readonly string[]): boolean {
-  let source: string;
-  try {
-    source = readFileSync(bundle, 'latin1');
-  } catch {
-    return false;
-  }
-  const id = HEADER.exec(source)?.[1];
-  const dir = id === undefined ? undefined : cacheDir();
-  const prefix = `hostadm-call-${id}-${process.version}-${process.arch}`;
-  const cached = dir === undefined ? undefined : readCache(dir, prefix);
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
-    filename: bundle,
-    cachedData: cached?.data,
-    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-  });
-  if (dir !== undefined && (cached === undefined || script.cachedDataRejected === true || cached.level === 'local')) {
-    let level: CacheLevel = 'local';
-    const connected = () => (level = 'connected');
-    diagnostics.subscribe('net.client.socket', connected);
-    process.once('exit', () => {
-      diagnostics.unsubscribe('net.client.socket', connected);
-      if (cached === undefined || script.cachedDataRejected === true || level === 'connected') writeCache(dir, prefix, level, script.createCachedData());
-    });
-  }
-  const module = { exports: {} as CallBundle };
-  (script.runInThisContext() as (...args: unknown[]) => void).call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));
-  module.exports.runCallProgram(argv).catch((error: unknown) => {
+  // From the start: the companion may be compiled after the call connected, and its cache's level must say so.
+  if (cacheDir() !== undefined) watchConnections();
+  const run = compileCached(bundle, 'bundle');
+  if (run === undefined) return false;
+  const exports = runModule(run, bundle, bundleRequire(bundle)) as CallBundle;
+  exports.runCallProgram(argv).catch((error: unknown) => {
     console.error(error);
     process.exitCode = 1;
   });
