@@ -131,10 +131,13 @@ describeOnEachEngine('hsc1 handshake', (engine) => {
     const ed = generateKeyPairSync('ed25519', { publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
     await rejectsWith(startClientHandshake({ clientKeyPem: ed.privateKey, clientSpkiPem: ed.publicKey }), 'unsupported-key');
     const hs = await startClientHandshake(clientOpts);
-    await rejectsWith(answerClientHandshake({ ...agentOpts({ ...hs.c1Args, md5_key: md5Key(ed.publicKey) }), clientSpkiPem: ed.publicKey }), 'unsupported-key');
+    await rejectsWith(
+      answerClientHandshake({ ...agentOpts({ ...hs.c1Args, md5_key: await md5Key(ed.publicKey) }), clientSpkiPem: ed.publicKey }),
+      'unsupported-key',
+    );
     const weak = rsaPair(1024);
     await rejectsWith(
-      answerClientHandshake({ ...agentOpts({ ...hs.c1Args, md5_key: md5Key(weak.publicKey) }), clientSpkiPem: weak.publicKey }),
+      answerClientHandshake({ ...agentOpts({ ...hs.c1Args, md5_key: await md5Key(weak.publicKey) }), clientSpkiPem: weak.publicKey }),
       'unsupported-key',
     );
   });
@@ -156,7 +159,7 @@ describeOnEachEngine('the bridge as attacker: C1', () => {
       '',
       null,
       [c1],
-      { ...c1, md5_key: md5Key(stranger.publicKey) },
+      { ...c1, md5_key: await md5Key(stranger.publicKey) },
       { ...c1, client_eph: toBase64(randomBytes(31)) },
       { ...c1, client_eph: toBase64(randomBytes(33)) },
       { ...c1, client_nonce: toBase64(randomBytes(16)) },

@@ -1,7 +1,7 @@
 /**
  * The hsc1 secure channel and key helpers (docs/bridge-protocol.md §1 and §3), for the agent's bridge
  * link, the SDK and the bridge. Runs on node:crypto in Node and on WebCrypto in browsers and Workers
- * (primitives.ts, aead.ts), plus node-forge's MD5 for md5_key.
+ * (primitives.ts, aead.ts), plus node-forge's MD5 for md5_key where node:crypto is not used.
  */
 export { ChannelError, FRAME_PREFIX, MAX_SEALED_PLAINTEXT_BYTES, SecureChannel } from './channel.ts';
 export { ChannelSender, FLUSH_BYTES } from './channel-sender.ts';

@@ -74,25 +74,32 @@ function selfSignedRsaCertificate(publicPem: string, privatePem: string): string
   return forge.pki.certificateToPem(cert);
 }
 
-describe('md5_key', () => {
-  test('equals the agent computation for an RSA SPKI PEM', () => {
-    assert.equal(md5Key(rsa.publicKey), nodeMd5Key(rsa.publicKey));
+// node:crypto's MD5 in Node, node-forge's where WebCrypto is the engine (browsers, Workers): the same md5_key.
+describeOnEachEngine('md5_key', () => {
+  test('equals the agent computation for an RSA SPKI PEM', async () => {
+    assert.equal(await md5Key(rsa.publicKey), nodeMd5Key(rsa.publicKey));
   });
 
-  test('equals the agent computation for an Ed25519 key', () => {
-    assert.equal(md5Key(ed.publicKey), nodeMd5Key(ed.publicKey));
+  test('equals the agent computation for an Ed25519 key', async () => {
+    assert.equal(await md5Key(ed.publicKey), nodeMd5Key(ed.publicKey));
   });
 
-  test('canonicalises other forms first: PKCS#1, CRLF and odd line widths, a certificate', () => {
+  test('canonicalises other forms first: PKCS#1, CRLF and odd line widths, a certificate', async () => {
     const pkcs1 = createPublicKey(rsa.publicKey).export({ type: 'pkcs1', format: 'pem' }).toString();
-    assert.equal(md5Key(pkcs1), nodeMd5Key(rsa.publicKey));
+    assert.equal(await md5Key(pkcs1), nodeMd5Key(rsa.publicKey));
     const der = spkiDerFromPem(rsa.publicKey);
     const odd = `-----BEGIN PUBLIC KEY-----\r\n${toBase64(der).replace(/(.{76})/g, '$1\r\n')}\r\n-----END PUBLIC KEY-----`;
-    assert.equal(md5Key(odd), nodeMd5Key(rsa.publicKey));
+    assert.equal(await md5Key(odd), nodeMd5Key(rsa.publicKey));
     const cert = selfSignedRsaCertificate(rsa.publicKey, rsa.privateKey);
-    assert.equal(md5Key(cert), nodeMd5Key(rsa.publicKey));
+    assert.equal(await md5Key(cert), nodeMd5Key(rsa.publicKey));
   });
 
+  test('a key that is not a PEM public key is refused with KeyFormatError', async () => {
+    await assert.rejects(md5Key('no pem here'), KeyFormatError);
+  });
+});
+
+describe('spkiPemFromDer', () => {
   test('spkiPemFromDer reproduces Node’s SPKI PEM byte for byte', () => {
     for (const pem of [rsa.publicKey, ed.publicKey]) assert.equal(spkiPemFromDer(spkiDerFromPem(pem)), pem);
   });

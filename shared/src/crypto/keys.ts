@@ -8,9 +8,9 @@
  * their standard envelopes, and slicing the original bytes guarantees the SPKI we hash is exactly the
  * one in the certificate (a parse-and-re-encode round trip could normalise it).
  */
-import md5 from 'node-forge/lib/md5.js';
+import { nodeCrypto } from './engines/node/node-crypto.ts';
 import { primitives, sha256, type EngineKey } from './primitives.ts';
-import { fromBase64, toBase64, toBase64Url, type Bytes } from './subtle.ts';
+import { fromBase64, toBase64, toBase64Url, utf8Encode, type Bytes } from './subtle.ts';
 
 export class KeyFormatError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -210,9 +210,17 @@ export function curve25519PrivatePkcs8(raw: Uint8Array, curve: 'x25519' | 'ed255
 
 // ---- identities ----
 
-function md5Bytes(text: string): Uint8Array {
+/**
+ * MD5 of `text` as UTF-8: node:crypto's where the engine is node (engines/node/node-crypto.ts), else
+ * node-forge's (WebCrypto has no MD5), loaded only then: a cold `hostadm call` neither loads nor
+ * initialises node-forge.
+ */
+async function md5Bytes(text: string): Promise<Uint8Array> {
+  const c = nodeCrypto();
+  if (c) return c.createHash('md5').update(utf8Encode(text)).digest();
+  const { default: md5 } = await import('node-forge/lib/md5.js');
   const digest = md5.create().update(text, 'utf8').digest().getBytes();
-  return Uint8Array.from(digest, (c) => c.charCodeAt(0));
+  return Uint8Array.from(digest, (ch) => ch.charCodeAt(0));
 }
 
 /**
@@ -220,8 +228,8 @@ function md5Bytes(text: string): Uint8Array {
  * certificate) is first brought to the canonical text, so the result always equals the agent's
  * `md5OfPem(createPublicKey(pem).export({type:'spki', format:'pem'}))`.
  */
-export function md5Key(publicPem: string): string {
-  return toBase64(md5Bytes(spkiPemFromDer(spkiDerFromPem(publicPem))));
+export async function md5Key(publicPem: string): Promise<string> {
+  return toBase64(await md5Bytes(spkiPemFromDer(spkiDerFromPem(publicPem))));
 }
 
 /** `SHA256:` + base64url (no padding) of SHA-256 over the raw 32-byte Ed25519 public key. */

@@ -45,7 +45,8 @@ type DerKey<T extends 'spki' | 'pkcs8'> = { key: Uint8Array; format: 'der'; type
 type RsaKey = { key: NodeKeyObject; padding: number; oaepHash?: 'sha256' };
 
 export interface NodeCrypto {
-  createHash(algorithm: 'sha256'): NodeHash;
+  /** `md5` only for md5_key (keys.ts), which the spec names. */
+  createHash(algorithm: 'sha256' | 'md5'): NodeHash;
   createHmac(algorithm: 'sha256', key: NodeKeyObject): NodeHash;
   hkdfSync(digest: 'sha256', ikm: Uint8Array, salt: Uint8Array, info: Uint8Array, length: number): ArrayBuffer;
   createSecretKey(key: Uint8Array): NodeKeyObject;
