@@ -204,7 +204,8 @@ class RelayWebSocket extends WebSocket {
         return true;
       case 'error': {
         const err = a as Error & { code?: string };
-        if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') relay.oversize(peer);
+        // Over maxPayload, or a length no payload can have (over 2^53 - 1): both too large.
+        if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' || err.code === 'WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH') relay.oversize(peer);
         else relay.logger.debug({ err, peer: peer.id }, 'websocket error');
         return true;
       }
