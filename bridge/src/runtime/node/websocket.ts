@@ -24,7 +24,8 @@ import type { PeerSocket } from '../../relay/ports.ts';
 import type { Peer } from '../../relay/peer.ts';
 import type { RoomName } from '../../relay/rooms.ts';
 import { writeCoalescer } from './write-coalescing.ts';
-import { Parking, type ParkingLink, type WsInternals } from './parking.ts';
+import { Parking, SHAPE, type ParkingLink, type WsInternals } from './parking.ts';
+import { installReader, type ReaderReceiver } from './frame-reader.ts';
 
 /** `c.env` on Node: the request, plus the raw socket and head when the request is an upgrade. */
 export interface NodeEnv {
@@ -285,6 +286,7 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
   private attach(ws: RelayWebSocket, socket: Socket, address: string, room: RoomName): void {
     const link = new WsPeerSocket(ws, socket, this);
     ws.link = link;
+    this.read(ws);
     link.peer = this.relay.open(link, address, room);
     this.parking.track(link);
   }
@@ -303,7 +305,14 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
     });
     ws.link = link;
     link.ws = ws;
+    this.read(ws);
     return ws;
+  }
+
+  /** A signed-in peer's plain frames are read by frame-reader.ts, the rest by `ws` (off where the probe of `ws` failed). */
+  private read(ws: RelayWebSocket): void {
+    const receiver = (ws as unknown as WsInternals)._receiver;
+    if (typeof SHAPE !== 'string' && receiver) installReader(receiver as unknown as ReaderReceiver, SHAPE.kWebSocket);
   }
 
   /**
