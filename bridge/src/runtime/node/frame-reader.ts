@@ -91,7 +91,9 @@ function read(receiver: ReaderReceiver, chunk: Buffer): boolean {
   if (!receiverIdle(receiver)) {
     // A frame the Receiver is collecting, its header read: it gets the bytes it misses, the reader the rest.
     const missing = receiver._payloadLength - receiver._bufferedBytes;
-    if (receiver._state !== GET_DATA || receiver._fragmented !== 0 || receiver._opcode > 2 || missing <= 0 || missing >= chunk.length) {
+    const collecting = receiver._state === GET_DATA && receiver._fragmented === 0 && receiver._opcode <= 2 && !receiver._errored && !receiver._loop;
+    // Only bytes the Receiver holds itself count: one with writes queued behind it (never, as ws runs) takes the whole read.
+    if (!collecting || receiver._writableState.length !== 0 || missing <= 0 || missing >= chunk.length) {
       return writableWrite.call(receiver as unknown as Writable, chunk);
     }
     const flowing = writableWrite.call(receiver as unknown as Writable, chunk.subarray(0, missing));
