@@ -3,8 +3,9 @@
  * signed-in echo agent each in their own process, plain relay frames from a signed-in client in this
  * one, `PROFILE_INFLIGHT` round trips in flight for BENCH_WINDOW_MS. It prints the bridge's CPU per
  * forwarded frame and its read and write system calls per frame (/proc/<pid>/io: syscr, syscw), which
- * is what write coalescing (docs/bridge-protocol.md §2) changes; the same figures for the minimal relay
- * are printed as the floor. `PROFILE_CPU_PROF=<dir>` starts the bridge with `--cpu-prof` into that
+ * is what write coalescing (docs/bridge-protocol.md §2) changes, and its user and system CPU apart; the
+ * same figures for the minimal relay and for nginx (relay.bench.ts's relay to beat, when it can be
+ * started) are printed beside it. `PROFILE_CPU_PROF=<dir>` starts the bridge with `--cpu-prof` into that
  * directory (written when it exits).
  *
  * `PROFILE_PATH=hsc3` profiles the encrypted path instead (the load client seals, the bridge relays,
@@ -23,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import type WebSocket from 'ws';
 import { BINARY_CHANNEL_VERSIONS } from '@hostadm/shared/crypto/index.ts';
 import { roleBridge } from './bridge-role.ts';
+import { startNginxRelay } from './nginx-relay.ts';
 import { clientChannel, echoAgentChannel, secureLink } from './channel-helpers.ts';
 import {
   bridgeSignIn,
@@ -31,6 +33,7 @@ import {
   measure,
   open,
   plainLink,
+  roleEchoServer,
   roleMinimalRelay,
   spawnRole,
   WARM_MS,
@@ -44,6 +47,12 @@ const INFLIGHT = Number(process.env.PROFILE_INFLIGHT ?? 64);
 const PATH = process.env.PROFILE_PATH ?? 'plain';
 const CPU_PROF_DIR = process.env.PROFILE_CPU_PROF;
 const self = fileURLToPath(import.meta.url);
+
+/** User and system CPU of a process so far, in seconds (Linux /proc; clock ticks of 10 ms). */
+function cpuSplit(pid: number): { user: number; system: number } {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
+}
 
 /** Read and write system calls of a process so far (Linux /proc/<pid>/io). */
 function syscalls(pid: number): { reads: number; writes: number } {
@@ -83,13 +92,16 @@ async function profiledHere<T>(name: string, run: () => Promise<T>): Promise<T> 
 
 async function profilePath(name: string, pid: number, link: Link, farPid = 0): Promise<void> {
   const before = syscalls(pid);
+  const cpuBefore = cpuSplit(pid);
   const cell = await profiledHere(name.replace(/\W+/g, '-'), () => measure(link, INFLIGHT, pid, 2, farPid));
   const after = syscalls(pid);
+  const cpuAfter = cpuSplit(pid);
   // measure() counts frames in its window only; the syscalls span warm-up and drain too, so count those frames alike.
   const frames = (cell.msgsPerSec * 2 * (WINDOW_MS + WARM_MS)) / 1000;
   console.log(
     `${name.padEnd(14)} ${SIZE} B × ${INFLIGHT}: ${cell.msgsPerSec.toFixed(0)} msg/s, CPU ${cell.cpuPerFrame.toFixed(2)} µs/frame, ` +
-      `reads ${((after.reads - before.reads) / frames).toFixed(2)}/frame, writes ${((after.writes - before.writes) / frames).toFixed(2)}/frame (approx.)`,
+      `reads ${((after.reads - before.reads) / frames).toFixed(2)}/frame, writes ${((after.writes - before.writes) / frames).toFixed(2)}/frame, ` +
+      `user ${(((cpuAfter.user - cpuBefore.user) * 1e6) / frames).toFixed(2)} + system ${(((cpuAfter.system - cpuBefore.system) * 1e6) / frames).toFixed(2)} µs/frame (approx.)`,
   );
   if (farPid) {
     const total = cell.clientCpuPerMsg + cell.cpuPerFrame * 2 + cell.farCpuPerMsg;
@@ -113,7 +125,7 @@ async function parent(): Promise<void> {
     const minimal = await open(minimalUrl);
 
     const cpuProf = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
-    const bridge = spawn('bridge', [], [...launcherV8Flags(), ...cpuProf]);
+    const bridge = spawn('bridge', [], [...launcherV8Flags(), ...cpuProf, ...(process.env.PROFILE_NODE_FLAGS ?? '').split(' ').filter(Boolean)]);
     const bridgeUrl = (await bridge.next<{ url: string }>()).url;
     const clientKey = makeKey('rsa');
     const [agentToken] = (await bridge.ask<{ tokens: string[] }>({ cmd: 'tokens', kind: 'agent', n: 1 })).tokens;
@@ -138,6 +150,15 @@ async function parent(): Promise<void> {
       secure = { ws: signedIn.ws, link: secureLink(signedIn.ws, signedIn.offer[0]!, SIZE, channel), agent };
     } else {
       await profilePath('minimal relay', minimalChild.proc.pid!, plainLink(minimal, dummy, SIZE));
+      // nginx in front of a ws echo server (relay.bench.ts's nginx row): the relay to beat.
+      const echoServer = spawn('echo-server');
+      const nginx = await startNginxRelay((await echoServer.next<{ port: number }>()).port);
+      if ('url' in nginx) {
+        const viaNginx = await open(nginx.url);
+        await profilePath('nginx', nginx.pid, plainLink(viaNginx, dummy, SIZE));
+        viaNginx.terminate();
+        await nginx.stop();
+      } else console.log(`nginx left out: ${nginx.skipped}`);
     }
     await profilePath('bridge', bridge.proc.pid!, plainLink(viaBridge, offer[0]!, SIZE), echo.proc.pid!);
     if (secure) await profilePath('bridge+hsc3', bridge.proc.pid!, secure.link, secure.agent.proc.pid!);
@@ -162,6 +183,9 @@ async function parent(): Promise<void> {
 const [role, ...args] = process.argv.slice(2);
 if (role) process.on('SIGTERM', () => process.exit(0));
 switch (role) {
+  case 'echo-server':
+    await roleEchoServer();
+    break;
   case 'minimal-relay':
     await roleMinimalRelay(false);
     break;

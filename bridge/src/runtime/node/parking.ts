@@ -20,7 +20,8 @@
  * close handshake are `ws`'s, as before.
  *
  * `ws` (pinned at 8.23) does not make these internals public: `probeWs` checks at startup that they
- * have the expected shape on a throwaway WebSocket; if not, nothing is ever parked (logged at debug).
+ * have the expected shape on a throwaway WebSocket; if not, nothing is ever parked and no frame is read
+ * by frame-reader.ts (logged at debug).
  */
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
@@ -34,6 +35,9 @@ interface ReceiverInternals {
   _state: number;
   _bufferedBytes: number;
   _fragmented: number;
+  _payloadLength: number;
+  _opcode: number;
+  _maxPayload: number;
   _fragments: unknown[];
   _loop: boolean;
   _errored: boolean;
@@ -95,7 +99,7 @@ export function probeWs(): WsShape | string {
       listeners.size === EVENTS.length &&
       ws.readyState === WebSocket.OPEN &&
       r !== null &&
-      [r._state, r._bufferedBytes, r._fragmented].every(isNumber) &&
+      [r._state, r._bufferedBytes, r._fragmented, r._payloadLength, r._opcode, r._maxPayload].every(isNumber) &&
       Array.isArray(r._fragments) &&
       typeof r._loop === 'boolean' &&
       typeof r._errored === 'boolean' &&
@@ -127,8 +131,8 @@ export interface ParkingLink {
 const PING = Buffer.from([0x89, 0x00]);
 const PONG = Buffer.from([0x8a, 0x00]);
 
-/** Probed once per process: `ws` is one module. */
-const SHAPE: WsShape | string = probeWs();
+/** Probed once per process: `ws` is one module. The frame reader (frame-reader.ts) reads the same Receiver fields. */
+export const SHAPE: WsShape | string = probeWs();
 /** Where a parked socket keeps its link: the slot `ws` kept its WebSocket in (no new property on the socket). */
 const slot: symbol = typeof SHAPE === 'string' ? Symbol('parked link') : SHAPE.kWebSocket;
 

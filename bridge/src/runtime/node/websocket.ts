@@ -24,7 +24,8 @@ import type { PeerSocket } from '../../relay/ports.ts';
 import type { Peer } from '../../relay/peer.ts';
 import type { RoomName } from '../../relay/rooms.ts';
 import { writeCoalescer } from './write-coalescing.ts';
-import { Parking, type ParkingLink, type WsInternals } from './parking.ts';
+import { Parking, SHAPE, type ParkingLink, type WsInternals } from './parking.ts';
+import { installReader, type ReaderReceiver } from './frame-reader.ts';
 
 /** `c.env` on Node: the request, plus the raw socket and head when the request is an upgrade. */
 export interface NodeEnv {
@@ -44,26 +45,26 @@ const BINARY = { binary: true } as const;
 /** Below this, a relayed frame is written as one buffer (a copy is cheaper than more writes). */
 const JOIN_BELOW = 8 * 1024;
 
-/**
- * One buffer holding the header of an unmasked, final text (or binary) frame of `length` bytes
- * (RFC 6455 §5.2), then `head`, with `extra` bytes left for the caller.
- */
-function frameStart(length: number, head: Uint8Array, extra: number, binary: boolean): Buffer {
-  const headerLength = length < 126 ? 2 : length < 65536 ? 4 : 10;
-  const b = Buffer.allocUnsafe(headerLength + head.length + extra);
-  b[0] = binary ? 0x82 : 0x81;
-  if (length < 126) b[1] = length;
-  else if (length < 65536) {
-    b[1] = 126;
-    b.writeUInt16BE(length, 2);
-  } else {
-    b[1] = 127;
-    b.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
-    b.writeUInt32BE(length >>> 0, 6);
+/** The header of an unmasked, final text (or binary) frame of `length` bytes (RFC 6455 §5.2), written at `at`; its size. */
+function writeFrameHeader(b: Buffer, at: number, length: number, binary: boolean): number {
+  b[at] = binary ? 0x82 : 0x81;
+  if (length < 126) {
+    b[at + 1] = length;
+    return 2;
   }
-  b.set(head, headerLength);
-  return b;
+  if (length < 65536) {
+    b[at + 1] = 126;
+    b[at + 2] = length >>> 8;
+    b[at + 3] = length & 0xff;
+    return 4;
+  }
+  b[at + 1] = 127;
+  b.writeUInt32BE(Math.floor(length / 2 ** 32), at + 2);
+  b.writeUInt32BE(length >>> 0, at + 6);
+  return 10;
 }
+
+const headerSize = (length: number) => (length < 126 ? 2 : length < 65536 ? 4 : 10);
 
 /**
  * The PeerSocket port over a `ws` socket: frames go out as text (or binary when they came so), bytes
@@ -90,14 +91,18 @@ export class WsPeerSocket implements PeerSocket, ParkingLink {
     // Parked on a socket the peer half-closed: dropped, as `ws` drops what is sent after a close.
     if (!ws) return;
     this.sentAt = this.transport.parking.now;
-    if (ws.readyState === ws.OPEN) writeCoalescer.hold(this.socket);
+    if (ws.readyState === ws.OPEN) {
+      writeCoalescer.hold(this.socket);
+      writeCoalescer.flush(this.socket);
+    }
     ws.send(data, binary ? BINARY : TEXT);
   }
 
   get bufferedAmount(): number {
-    return this.ws ? this.ws.bufferedAmount : this.socket.writableLength;
+    return (this.ws ? this.ws.bufferedAmount : this.socket.writableLength) + writeCoalescer.pending(this.socket);
   }
 
+  /** `ws` closes (the RelayWebSocket's `close` hands over what is batched first). */
   close(code: number, reason: string): void {
     const ws = this.ws ?? this.woken();
     if (ws) ws.close(code, reason);
@@ -106,31 +111,41 @@ export class WsPeerSocket implements PeerSocket, ParkingLink {
 
   /** A parked socket's ping is written raw: heartbeats keep it parked. */
   ping(): void {
+    writeCoalescer.flush(this.socket);
     if (this.ws) this.ws.ping();
     else Parking.ping(this.socket);
   }
 
   /**
-   * Writes a relayed frame straight to the socket (held for the tick: see `send`): small frames as one
-   * buffer (frame header, sender id, body), larger ones as two buffers (frame header + sender id, then
-   * the received body, not copied). Only when `ws` is idle (open, its sender holding no queue: no
-   * compression or Blob in progress); otherwise `send` keeps the order.
+   * Frames a relayed message for the socket (held for the tick: see `send`): small ones into the
+   * tick's one buffer for this socket (frame header, sender id, body), larger ones as two writes (frame
+   * header + sender id, then the received body, not copied). Only when `ws` is idle (open, its sender
+   * holding no queue: no compression or Blob in progress); otherwise `send` keeps the order.
    */
   sendParts(head: Uint8Array, frame: Uint8Array, from: number, binary = false): boolean {
     const ws = this.ws ?? this.woken();
     if (!ws || ws.readyState !== ws.OPEN || (ws as unknown as WsInternals)._sender?._state !== 0) return false;
     const socket = this.socket;
     this.sentAt = this.transport.parking.now;
-    writeCoalescer.hold(socket);
     const body = frame.length - from;
     const length = head.length + body;
+    const headerLength = headerSize(length);
     if (length < JOIN_BELOW) {
-      const out = frameStart(length, head, body, binary);
-      out.set(frame.subarray(from), out.length - body);
-      socket.write(out);
+      const batch = writeCoalescer.reserve(socket, headerLength + length);
+      const out = batch.buf;
+      const at = batch.length;
+      writeFrameHeader(out, at, length, binary);
+      out.set(head, at + headerLength);
+      out.set(from === 0 ? frame : frame.subarray(from), at + headerLength + head.length);
+      batch.length = at + headerLength + length;
       return true;
     }
-    socket.write(frameStart(length, head, 0, binary));
+    writeCoalescer.hold(socket);
+    writeCoalescer.flush(socket);
+    const start = Buffer.allocUnsafe(headerLength + head.length);
+    writeFrameHeader(start, 0, length, binary);
+    start.set(head, headerLength);
+    socket.write(start);
     socket.write(frame.subarray(from));
     return true;
   }
@@ -155,7 +170,12 @@ class RelayWebSocket extends WebSocket {
 
   /** Either side's close (`ws` calls this when the peer's close frame arrives): tracked until the socket is gone. */
   override close(code?: number, reason?: string | Buffer): void {
-    this.link?.transport.closing.add(this);
+    const link = this.link;
+    if (link) {
+      link.transport.closing.add(this);
+      // The frames batched for this tick go before the close frame.
+      writeCoalescer.flush(link.socket);
+    }
     super.close(code, reason);
   }
 
@@ -170,7 +190,10 @@ class RelayWebSocket extends WebSocket {
         relay.receive(peer, a as Buffer, b as boolean);
         return true;
       case 'ping':
-        if (this.readyState === this.OPEN && relay.pinged(peer)) this.pong(a as Buffer);
+        if (this.readyState === this.OPEN && relay.pinged(peer)) {
+          writeCoalescer.flush(link.socket);
+          this.pong(a as Buffer);
+        }
         return true;
       case 'pong':
         relay.pong(peer);
@@ -182,7 +205,8 @@ class RelayWebSocket extends WebSocket {
         return true;
       case 'error': {
         const err = a as Error & { code?: string };
-        if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') relay.oversize(peer);
+        // Over maxPayload, or a length no payload can have (over 2^53 - 1): both too large.
+        if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' || err.code === 'WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH') relay.oversize(peer);
         else relay.logger.debug({ err, peer: peer.id }, 'websocket error');
         return true;
       }
@@ -262,6 +286,7 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
   private attach(ws: RelayWebSocket, socket: Socket, address: string, room: RoomName): void {
     const link = new WsPeerSocket(ws, socket, this);
     ws.link = link;
+    this.read(ws);
     link.peer = this.relay.open(link, address, room);
     this.parking.track(link);
   }
@@ -280,7 +305,14 @@ export class NodeRelayTransport implements BridgeRuntime<NodeEnv> {
     });
     ws.link = link;
     link.ws = ws;
+    this.read(ws);
     return ws;
+  }
+
+  /** A signed-in peer's plain frames are read by frame-reader.ts, the rest by `ws` (off where the probe of `ws` failed). */
+  private read(ws: RelayWebSocket): void {
+    const receiver = (ws as unknown as WsInternals)._receiver;
+    if (typeof SHAPE !== 'string' && receiver) installReader(receiver as unknown as ReaderReceiver, SHAPE.kWebSocket);
   }
 
   /**
