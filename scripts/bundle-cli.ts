@@ -153,24 +153,51 @@ async function bundleCall(root: string, stagedClient: string, version: string): 
  * follows the functions in the script, not the ones that ran): ~18 M instructions of ~236
  * (callgrind). So the bundle `require`s `./zod-<hash>.cjs` in the lazy inits of the modules that
  * import zod, and lib/call-bundle.cts serves that specifier with this file, compiled with a code
- * cache of its own. It exports what the sources import from zod, `{ z }` (the whole of zod): each
- * export more is a getter copied onto its exports object when it loads (all ~300 of zod's cost a call
- * with arguments ~5 M instructions); checkZodImports makes sure the bundle asks for nothing else.
+ * cache of its own. It exports what the sources import from zod, `{ z }`, as a plain object of the
+ * members of zod's `z` the bundle reads (ZOD_MEMBERS; checkZodImports fails the build on any other),
+ * not the whole namespace: esbuild then leaves out what of zod nothing reaches (the JSON Schema
+ * generator, coercion, codecs, the types no contract uses: bigint, date, file, promise, template
+ * literals, ...), half its bytes and over half its initialisation, ~22 M instructions of a call with
+ * arguments (callgrind).
  */
 const ZOD_COMPANION_EXPORTS = ['z'];
+
+/** What the call bundle reads of `z` (`z.object(...)`, ...); a contract that uses another zod function adds it here. */
+const ZOD_MEMBERS = [
+  'array',
+  'boolean',
+  'discriminatedUnion',
+  'enum',
+  'literal',
+  'number',
+  'object',
+  'record',
+  'strictObject',
+  'string',
+  'tuple',
+  'union',
+  'unknown',
+];
+
+/** The companion's entry: `z` made of ZOD_MEMBERS alone (imported under other names: `enum` is a reserved word). */
+const ZOD_COMPANION_ENTRY = `import { ${ZOD_MEMBERS.map((m) => `${m} as zod_${m}`).join(', ')} } from 'zod';
+export const z = { ${ZOD_MEMBERS.map((m) => `${m}: zod_${m}`).join(', ')} };`;
 
 /**
  * Fails the build unless every import of zod in the call bundle is a plain binding of the companion
  * (`import_zod=require("./zod-<hash>.cjs")`, as esbuild writes named imports; a default or namespace
- * import would add __toESM) and every member read of one is a name the companion exports.
+ * import would add __toESM), every member read of one is a name the companion exports, and `z` is
+ * only ever read for one of ZOD_MEMBERS (`import_zod.z.object`), never passed on whole.
  */
 function checkZodImports(text: string, specifier: string, exported: readonly string[]): void {
   const requires = text.split(`require(${JSON.stringify(specifier)})`).length - 1;
   const bindings = text.split(new RegExp(`\\bimport_zod\\d*=require\\(${JSON.stringify(specifier).replaceAll('.', '\\.')}\\)`)).length - 1;
   const missing = [...new Set([...text.matchAll(/\bimport_zod\d*\.([\w$]+)/g)].map((m) => m[1] ?? ''))].filter((name) => !exported.includes(name));
-  if (requires === 0 || bindings !== requires || missing.length > 0) {
+  const zReads = [...text.matchAll(/\bimport_zod\d*\.z\b(\.[\w$]+)?/g)].map((m) => m[1]?.slice(1) ?? '(z itself)');
+  const missingMembers = [...new Set(zReads)].filter((name) => !ZOD_MEMBERS.includes(name));
+  if (requires === 0 || bindings !== requires || missing.length > 0 || missingMembers.length > 0) {
     throw new Error(
-      `the call bundle imports from zod what its companion does not export (${requires} requires, ${bindings} plain bindings, missing: ${missing.join(', ') || 'none'}): see ZOD_COMPANION_EXPORTS in scripts/bundle-cli.ts`,
+      `the call bundle imports from zod what its companion does not export (${requires} requires, ${bindings} plain bindings, missing: ${[...missing, ...missingMembers.map((m) => `z.${m}`)].join(', ') || 'none'}): see ZOD_COMPANION_EXPORTS and ZOD_MEMBERS in scripts/bundle-cli.ts`,
     );
   }
 }
@@ -225,7 +252,7 @@ export async function buildCallBundle(root: string, version: string): Promise<{ 
   } as const;
   const zod = await build({
     ...common,
-    stdin: { contents: `export { ${ZOD_COMPANION_EXPORTS.join(', ')} } from 'zod';`, resolveDir: root, sourcefile: 'zod-companion.js', loader: 'js' },
+    stdin: { contents: ZOD_COMPANION_ENTRY, resolveDir: root, sourcefile: 'zod-companion.js', loader: 'js' },
     outfile: join(root, 'zod.cjs'),
     plugins: [cliResolution(version, callIndex)],
   });

@@ -58,7 +58,7 @@ test("pkg_queue runs one job at a time, in FIFO order; the class event has the s
     return ack;
   });
   for (const ack of acks) {
-    assert.ok(pendingAck.safeParse(ack).success);
+    assert.ok(pendingAck().safeParse(ack).success);
     assert.match(ack.proc_id, /^admin_pkg_test-\{[0-9a-f-]{36}\}$/);
   }
   const list = (await admin.request('rpc', 'dispatcher', { action: 'list' })).args as {
@@ -77,7 +77,7 @@ test("pkg_queue runs one job at a time, in FIFO order; the class event has the s
   const last = await finished(admin, acks[3]?.proc_id ?? '');
   assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n'), ['start a', 'end a', 'start b', 'end b', 'start c', 'end c', 'start d', 'end d']);
   const p = payload(last);
-  assert.ok(classJobEvent.safeParse(p).success, JSON.stringify(p));
+  assert.ok(classJobEvent().safeParse(p).success, JSON.stringify(p));
   assert.equal(p.event_system, 'admin/pkgdemo', 'a class of its own: admin/pkg registers its job type with the agent');
   assert.equal(p.state, 'finished');
   assert.equal(p.action, 'pkg_test');

@@ -32,7 +32,7 @@ const demo = defineClass({
     greet: action({
       description: 'Echo a greeting in two steps (pkg-style acknowledgement)',
       args: z.strictObject({ name: safeName('Who to greet') }),
-      reply: z.object({ greet: pendingAck }),
+      reply: z.object({ greet: pendingAck() }),
       access: 'write',
       queued: 'pkg_queue',
       ack: 'proc_id',
@@ -40,7 +40,7 @@ const demo = defineClass({
     fetch: action({
       description: 'Pretend to download, reporting progress (fetchiso-style acknowledgement)',
       args: z.strictObject({ chunks: z.number().int().min(1).max(1000).describe('How many chunks') }),
-      reply: z.object({ fetch: queuedAck }),
+      reply: z.object({ fetch: queuedAck() }),
       access: 'write',
       queued: 'no_queue',
       ack: 'queueid',
@@ -102,7 +102,7 @@ test("a planned steps job: pkg-style acknowledgement, then the completion event 
   const done = await finished(admin, ack.proc_id);
   assert.equal(done.id, 'none', 'completion events of queued class operations carry id "none"');
   const event = eventOf(done);
-  assert.ok(classJobEvent.safeParse(event).success, JSON.stringify(event));
+  assert.ok(classJobEvent().safeParse(event).success, JSON.stringify(event));
   assert.equal(event.event_system, 'admin/demo');
   assert.equal(event.success, 'true');
   assert.equal(event.action, 'greet');

@@ -31,7 +31,7 @@ export async function queued(client: TestClient, action: string, args: Record<st
   const done = await client.nextEvent((e) => processId(e) === ack.proc_id && eventArgs(e).state === 'finished');
   assert.equal(done.id, 'none');
   const event = eventArgs(done);
-  assert.ok(classJobEvent.safeParse(event).success, JSON.stringify(event));
+  assert.ok(classJobEvent().safeParse(event).success, JSON.stringify(event));
   assert.equal(event.event_system, 'admin/pkg');
   assert.equal(event.action, action);
   assert.equal(typeof event.pkg_log, 'string');

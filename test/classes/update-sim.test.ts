@@ -72,7 +72,7 @@ test('startupdate pkgupdate: acknowledged, progress and update_log while running
   const ack = await startUpdate(client, { target: 'pkgupdate' });
   assert.match(ack.command, /^bectl create update-\d{8}T\d{6}; pkg upgrade -y$/);
   const done = await finishedEvent(client, ack.queueid);
-  assert.ok(classJobEvent.safeParse(done).success, JSON.stringify(done));
+  assert.ok(classJobEvent().safeParse(done).success, JSON.stringify(done));
   assert.equal(done.event_system, 'admin/update');
   assert.equal(done.success, 'true');
   assert.equal(done.percent_done, '100%');

@@ -50,7 +50,7 @@ export const pkgImpl = implementClass(pkg, ({ platform }) => {
       const results: Record<string, unknown> = { results_order: found };
       for (const origin of found) results[origin] = records.get(origin);
       // `results_order` beside records keyed by origin: a shape TypeScript cannot state without a cast.
-      return { pkg_search: results as unknown as z.output<typeof packageSearchResults> };
+      return { pkg_search: results as unknown as z.output<ReturnType<typeof packageSearchResults>> };
     },
     list_categories: async (args) => ({ list_categories: await port.categories(await repoOf(args.repo)) }),
     list_repos: async () => ({ list_repos: [LOCAL_REPO, ...(await port.repos()).filter((r) => r !== LOCAL_REPO)] }),

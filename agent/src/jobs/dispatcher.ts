@@ -118,9 +118,9 @@ export class Dispatcher {
    * stay until acknowledged or purged. Queue positions count every job, as they say when a job starts.
    * Every queue is listed, an empty one as `{}`, as the spec lists all three.
    */
-  list(viewer: Viewer): Record<QueueName, Record<string, z.input<typeof jobRecord>>> {
-    const out = Object.fromEntries(QUEUES.map((q) => [q, {}])) as Record<QueueName, Record<string, z.input<typeof jobRecord>>>;
-    const put = (queue: QueueName, record: StoredJob, rec: z.input<typeof jobRecord>) => {
+  list(viewer: Viewer): Record<QueueName, Record<string, z.input<ReturnType<typeof jobRecord>>>> {
+    const out = Object.fromEntries(QUEUES.map((q) => [q, {}])) as Record<QueueName, Record<string, z.input<ReturnType<typeof jobRecord>>>>;
+    const put = (queue: QueueName, record: StoredJob, rec: z.input<ReturnType<typeof jobRecord>>) => {
       if (maySee(viewer, ownedBy(record.owner))) out[queue][record.id] = rec;
     };
     for (const record of this.deps.store.listedFinished()) {

@@ -62,7 +62,7 @@ type StoredPlan = z.infer<typeof storedPlan>;
 
 export const NOT_RESUMABLE = 'cannot resume: the agent stopped before this job started and its work cannot be stored; submit it again';
 
-type Ack = z.input<typeof pendingAck> | z.input<typeof queuedAck>;
+type Ack = z.input<ReturnType<typeof pendingAck>> | z.input<ReturnType<typeof queuedAck>>;
 
 /** Submits planned jobs of queued class actions. One per agent; classes register on first use. */
 export class QueuedActions {

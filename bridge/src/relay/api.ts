@@ -257,7 +257,7 @@ export class BridgeApi {
     // and beside a key proof the md5_key it is for (a greeting's test string is pinned to none).
     const { want_ticket: wantTicket, keys: listedKeys, ...rest } = rawArgs as { want_ticket?: unknown; keys?: unknown };
     const proofKey = 'signature' in rest || 'encrypted_string' in rest ? takeProofKey(rest as Record<string, unknown>) : undefined;
-    const args = 'ticket' in rest ? parseOrThrow(ticketProofArgs, rest, 'rpc/auth_ssl') : parseOrThrow(authSslArgs, rest, 'rpc/auth_ssl');
+    const args = 'ticket' in rest ? parseOrThrow(ticketProofArgs, rest, 'rpc/auth_ssl') : parseOrThrow(authSslArgs(), rest, 'rpc/auth_ssl');
     if (typeof args === 'string') return { reply: this.challenge(peer, '') };
     if ('md5_key' in args) return { reply: this.challenge(peer, args.md5_key) };
     if (wantTicket !== undefined && typeof wantTicket !== 'boolean') throw badRequest('invalid arguments for rpc/auth_ssl: want_ticket must be true or false');

@@ -9,9 +9,9 @@ import type { EventName } from '@hostadm/shared/api/events.ts';
 export type { EventName };
 
 /** A `dispatcher` event of a `run` job (spec shape 1 plus `state`, `reason`, ...). */
-export type RunJobEvent = z.input<typeof runJobEvent>;
+export type RunJobEvent = z.input<ReturnType<typeof runJobEvent>>;
 /** A `dispatcher` event of a queued class operation (spec shape 2: `event_system`, `process_details`, ...). */
-export type ClassJobEvent = z.input<typeof classJobEvent>;
+export type ClassJobEvent = z.input<ReturnType<typeof classJobEvent>>;
 export type DispatcherEvent = RunJobEvent | ClassJobEvent;
 
 /** One event as delivered: its name and payload (the envelope's `args.name` / `args.args`). */

@@ -156,7 +156,7 @@ test('an `ack` form is declared exactly where the reply is `{<action>: <that ack
   for (const [label, contract] of allActions()) {
     const key = label.split(' ')[1] ?? '';
     const member = contract.reply instanceof z.ZodObject ? contract.reply.shape[key] : undefined;
-    const replyForm = member === pendingAck ? 'proc_id' : member === queuedAck ? 'queueid' : null;
+    const replyForm = member === pendingAck() ? 'proc_id' : member === queuedAck() ? 'queueid' : null;
     if (contract.ack !== replyForm) problems.push(`${label}: ack ${contract.ack} but the reply holds ${replyForm ?? 'no acknowledgement'}`);
     if (contract.ack !== null && contract.queued === false) problems.push(`${label}: ack without a queue`);
   }

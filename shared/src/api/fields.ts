@@ -3,6 +3,7 @@
  * the spellings (`"true"`/`"false"`, `YES`/`NO`, `on`/`off`) in one place.
  */
 import { z } from 'zod';
+import { lazy } from '../protocol/define.ts';
 
 /** A string field with its description (the common case). */
 export const str = (description: string) => z.string().describe(description);
@@ -27,12 +28,12 @@ export const boolArg = (description: string) =>
 export const keyedBy = <T extends z.ZodType>(key: string, value: T, description: string) => z.record(z.string().describe(key), value).describe(description);
 
 /** `{result: "success"}`, the reply of most write actions. */
-export const resultSuccess = z
-  .object({ result: z.literal('success').describe('Always `success`; failures are error envelopes') })
-  .describe('The operation succeeded');
+export const resultSuccess = lazy(() =>
+  z.object({ result: z.literal('success').describe('Always `success`; failures are error envelopes') }).describe('The operation succeeded'),
+);
 
 /** A request with no arguments besides `action`. Unknown keys are refused so typos are caught. */
-export const noArgs = z.strictObject({}).describe('No arguments');
+export const noArgs = lazy(() => z.strictObject({}).describe('No arguments'));
 
 /** One name or an array of names (the original accepted both for list-like arguments). */
 export const oneOrMany = (item: z.ZodString, description: string) =>
@@ -42,22 +43,26 @@ export const oneOrMany = (item: z.ZodString, description: string) =>
     .describe(description);
 
 /** The pending acknowledgement of a queued `pkg`-style action: `{proc_cmd, proc_id, status}`. */
-export const pendingAck = z
-  .object({
-    proc_cmd: str('The command that the job executes'),
-    proc_id: str('Job id, `admin_<action>-{<uuid>}`; the completion event carries it as `process_id`'),
-    status: z.literal('pending').describe('Always `pending`; the result arrives as a `dispatcher` event'),
-  })
-  .describe('Queued: the result arrives later as a dispatcher event');
+export const pendingAck = lazy(() =>
+  z
+    .object({
+      proc_cmd: str('The command that the job executes'),
+      proc_id: str('Job id, `admin_<action>-{<uuid>}`; the completion event carries it as `process_id`'),
+      status: z.literal('pending').describe('Always `pending`; the result arrives as a `dispatcher` event'),
+    })
+    .describe('Queued: the result arrives later as a dispatcher event'),
+);
 
 /** The pending acknowledgement of `fetchiso` / `startupdate`: `{command, comment, queueid}`. */
-export const queuedAck = z
-  .object({
-    command: str('The command that the job executes'),
-    comment: str('Human text, `Task Queued`'),
-    queueid: str('Job id; the completion event carries it as `process_id`'),
-  })
-  .describe('Queued: the result arrives later as a dispatcher event');
+export const queuedAck = lazy(() =>
+  z
+    .object({
+      command: str('The command that the job executes'),
+      comment: str('Human text, `Task Queued`'),
+      queueid: str('Job id; the completion event carries it as `process_id`'),
+    })
+    .describe('Queued: the result arrives later as a dispatcher event'),
+);
 
 /**
  * Values that reach host commands. They are checked here, at the edge, so no handler ever sees one

@@ -1,28 +1,32 @@
 import { z } from 'zod';
-import { defineClass, action } from '../protocol/define.ts';
+import { defineClass, action, lazy } from '../protocol/define.ts';
 import { boolString, keyedBy, noArgs, oneOrMany, resultSuccess, str } from './fields.ts';
 import { portSpec } from './fields-system.ts';
 
 /** Known port (`known_ports`, keyed by `<port>/<protocol>`). */
-export const knownPortRecord = z
-  .object({
-    description: str('Comment text of the services database entry (may be empty)'),
-    name: str('Service name'),
-    port: str('`<number>/<protocol>`'),
-  })
-  .describe('A well-known port');
+export const knownPortRecord = lazy(() =>
+  z
+    .object({
+      description: str('Comment text of the services database entry (may be empty)'),
+      name: str('Service name'),
+      port: str('`<number>/<protocol>`'),
+    })
+    .describe('A well-known port'),
+);
 
 /** Firewall state (`status`). */
-export const firewallStateRecord = z
-  .object({
-    is_enabled: boolString('`true` when the firewall starts at boot'),
-    is_running: boolString('`true` when the firewall is running now'),
-  })
-  .describe('Firewall state');
+export const firewallStateRecord = lazy(() =>
+  z
+    .object({
+      is_enabled: boolString('`true` when the firewall starts at boot'),
+      is_running: boolString('`true` when the firewall is running now'),
+    })
+    .describe('Firewall state'),
+);
 
 // The original accepted one string or an array; the spec says array. One string is accepted and normalized.
 // Port 0 (which the original let through) cannot be opened or closed in any packet filter: 1 to 65535 only.
-const ports = oneOrMany(portSpec('A port, `<number>/<tcp|udp>`, number 1 to 65535'), 'Ports, each `<number>/<tcp|udp>`');
+const ports = lazy(() => oneOrMany(portSpec('A port, `<number>/<tcp|udp>`, number 1 to 65535'), 'Ports, each `<number>/<tcp|udp>`'));
 
 export const firewall = defineClass({
   namespace: 'admin',
@@ -33,13 +37,13 @@ export const firewall = defineClass({
     known_ports: action({
       description: 'List well-known ports (static list, independent of what is open)',
       args: noArgs,
-      reply: keyedBy('`<port>/<protocol>`', knownPortRecord, 'Known ports keyed by `<port>/<protocol>`'),
+      reply: () => keyedBy('`<port>/<protocol>`', knownPortRecord(), 'Known ports keyed by `<port>/<protocol>`'),
       access: 'read',
     }),
     list_open: action({
       description: 'List the ports opened in the firewall',
       args: noArgs,
-      reply: z.object({ openports: z.array(str('`<number>/<protocol>`')).describe('Open ports, each `<number>/<protocol>`') }).describe('Open ports'),
+      reply: () => z.object({ openports: z.array(str('`<number>/<protocol>`')).describe('Open ports, each `<number>/<protocol>`') }).describe('Open ports'),
       access: 'read',
     }),
     status: action({
@@ -50,13 +54,13 @@ export const firewall = defineClass({
     }),
     open: action({
       description: 'Open ports in the firewall (restarts it when running)',
-      args: z.strictObject({ ports: ports.describe('Ports to open, each `<number>/<tcp|udp>`') }),
+      args: () => z.strictObject({ ports: ports().describe('Ports to open, each `<number>/<tcp|udp>`') }),
       reply: resultSuccess,
       access: 'write',
     }),
     close: action({
       description: 'Close ports in the firewall (restarts it when running)',
-      args: z.strictObject({ ports: ports.describe('Ports to close, each `<number>/<tcp|udp>`') }),
+      args: () => z.strictObject({ ports: ports().describe('Ports to close, each `<number>/<tcp|udp>`') }),
       reply: resultSuccess,
       access: 'write',
     }),

@@ -43,10 +43,29 @@ export interface ActionContract<
   readonly ack: K;
 }
 
+/**
+ * A value built the first time it is asked for, then kept. The contracts build their zod schemas with
+ * it (and `action` / `defineOperation` their `args` and `reply`): zod 4 classic attaches its methods to
+ * every schema it makes, so a class's contract built whole at import costs a short program (one
+ * `hostadm call` with arguments) every schema of the class although it checks one.
+ */
+export function lazy<T>(build: () => T): () => T {
+  let built: { readonly value: T } | undefined;
+  return () => (built ??= { value: build() }).value;
+}
+
+/** A schema, or a function that builds it (built when the contract's `args` / `reply` is first read). */
+export type SchemaSource<S extends z.ZodType> = S | (() => S);
+
+function sourceOf<S extends z.ZodType>(source: SchemaSource<S>): () => S {
+  if (typeof source === 'function') return lazy(source);
+  return () => source;
+}
+
 interface ActionDef<A extends z.ZodType, R extends z.ZodType> {
   description: string;
-  args: A;
-  reply: R;
+  args: SchemaSource<A>;
+  reply: SchemaSource<R>;
   access: Access;
 }
 
@@ -64,8 +83,20 @@ export function action<A extends z.ZodType, R extends z.ZodType, const Q extends
   def: ActionDef<A, R> & { queued: Q; ack: K },
 ): ActionContract<A, R, Q, K>;
 export function action(def: ActionDef<z.ZodType, z.ZodType> & { queued?: QueueName; ack?: AckForm }): ActionContract {
-  const { description, args, reply, access } = def;
-  return { description, args, reply, access, queued: def.queued ?? false, ack: def.ack ?? null };
+  const args = sourceOf(def.args);
+  const reply = sourceOf(def.reply);
+  return {
+    description: def.description,
+    get args() {
+      return args();
+    },
+    get reply() {
+      return reply();
+    },
+    access: def.access,
+    queued: def.queued ?? false,
+    ack: def.ack ?? null,
+  };
 }
 
 /** Access a limited (non-admin) user gets on a subsystem; full-access users always get `read/write`. */
@@ -105,11 +136,26 @@ export function defineOperation<A extends z.ZodType, R extends z.ZodType>(def: {
   namespace: 'rpc' | 'events';
   name: string;
   description: string;
-  args: A;
-  reply: R;
+  args: SchemaSource<A>;
+  reply: SchemaSource<R>;
   access: Access;
 }): OperationContract<A, R> {
-  return { ...def, queued: false, ack: null };
+  const args = sourceOf(def.args);
+  const reply = sourceOf(def.reply);
+  return {
+    namespace: def.namespace,
+    name: def.name,
+    description: def.description,
+    get args() {
+      return args();
+    },
+    get reply() {
+      return reply();
+    },
+    access: def.access,
+    queued: false,
+    ack: null,
+  };
 }
 
 export type ArgsOf<C extends ActionContract> = z.input<C['args']>;

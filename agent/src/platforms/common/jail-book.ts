@@ -8,7 +8,7 @@
  * `createjail` takes a `release` unless `-e` (empty); only known, settable properties are accepted.
  */
 import { randomUUID } from 'node:crypto';
-import { JAIL_SETTING_NAMES } from '@hostadm/shared/api/jail.ts';
+import { JAIL_SETTING_NAMES } from '@hostadm/shared/api/jail-settings.ts';
 import { HostadmError, badRequest } from '@hostadm/shared/protocol/errors.ts';
 import type { JailCreateSwitch, JailProp } from '../ports/jail.ts';
 

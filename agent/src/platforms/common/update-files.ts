@@ -42,7 +42,7 @@ const storedCheck = z.object({
     security: z.object({ name: z.string() }).optional(),
     majorupgrade: z.object({ name: z.string(), tag: z.string(), version: z.string() }).optional(),
     packageupdate: z.object({ name: z.string() }).optional(),
-    patches: z.array(patchRecord).optional(),
+    patches: z.array(patchRecord()).optional(),
   }),
 });
 
@@ -74,7 +74,7 @@ export function fileUpdateStore(dataDir: string, hostLogs?: HostLogs): UpdateSto
     async readSettings() {
       const text = readOptional(settingsFile);
       if (text === null) return {};
-      const parsed = updateSettingsRecord.safeParse(JSON.parse(text));
+      const parsed = updateSettingsRecord().safeParse(JSON.parse(text));
       if (!parsed.success) throw new Error(`${settingsFile} is not a settings file: ${parsed.error.message}`);
       return parsed.data;
     },

@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import type { beRecord } from '@hostadm/shared/api/beadm.ts';
 
 /** One boot environment in the spec's shape (`listbes`). */
-export type BootEnvironment = z.infer<typeof beRecord>;
+export type BootEnvironment = z.infer<ReturnType<typeof beRecord>>;
 
 export interface BeadmPort {
   /** Every boot environment, keyed by name. */

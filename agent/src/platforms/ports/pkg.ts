@@ -10,8 +10,8 @@ import type { packageRecord, packageSearchRecord } from '@hostadm/shared/api/pkg
 import type { JobStep } from '../../jobs/queued-actions.ts';
 import type { JobContext, JobOutcome } from '../../jobs/types.ts';
 
-export type PackageRecord = z.output<typeof packageRecord>;
-export type PackageSearchRecord = z.output<typeof packageSearchRecord>;
+export type PackageRecord = z.output<ReturnType<typeof packageRecord>>;
+export type PackageSearchRecord = z.output<ReturnType<typeof packageSearchRecord>>;
 
 /** The repository name of the installed packages; always listed first by `list_repos`. */
 export const LOCAL_REPO = 'local';

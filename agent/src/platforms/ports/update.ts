@@ -9,7 +9,7 @@ import type { patchRecord, update, UPDATE_STATUSES, updateSettingsRecord } from 
 import type { ParsedArgsOf } from '@hostadm/shared/protocol/define.ts';
 import type { JobContext, JobOutcome } from '../../jobs/types.ts';
 
-export type UpdatePatch = z.input<typeof patchRecord>;
+export type UpdatePatch = z.input<ReturnType<typeof patchRecord>>;
 export type UpdateStatus = (typeof UPDATE_STATUSES)[number];
 
 /**
@@ -24,7 +24,7 @@ export interface UpdateCheck {
   packageupdate?: { name: string };
   patches?: UpdatePatch[];
 }
-export type UpdateSettings = z.input<typeof updateSettingsRecord>;
+export type UpdateSettings = z.input<ReturnType<typeof updateSettingsRecord>>;
 export type UpdateTarget = ParsedArgsOf<(typeof update)['actions']['startupdate']>;
 export type BranchState = 'active' | 'available';
 

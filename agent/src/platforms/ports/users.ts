@@ -11,7 +11,7 @@ import type { userRecord } from '@hostadm/shared/api/users.ts';
  * (`class` is '' where the platform has none; `change` and `expire` are epoch seconds, '0' = never),
  * without `canremove`, which the handler adds for the caller.
  */
-export type UserAccount = Omit<z.output<typeof userRecord>, 'canremove'>;
+export type UserAccount = Omit<z.output<ReturnType<typeof userRecord>>, 'canremove'>;
 
 export interface GroupEntry {
   name: string;

@@ -8,8 +8,8 @@ import type { z } from 'zod';
 import type { datasetRecord, poolRecord } from '@hostadm/shared/api/zfs.ts';
 import type { JobContext } from '../../jobs/types.ts';
 
-export type PoolRecord = z.infer<typeof poolRecord>;
-export type DatasetRecord = z.infer<typeof datasetRecord>;
+export type PoolRecord = z.infer<ReturnType<typeof poolRecord>>;
+export type DatasetRecord = z.infer<ReturnType<typeof datasetRecord>>;
 
 /** The ZFS user properties hostadm keeps on its snapshots. */
 export const COMMENT_PROPERTY = 'hostadm:comment';
