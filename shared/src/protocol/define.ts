@@ -83,19 +83,19 @@ export function action<A extends z.ZodType, R extends z.ZodType, const Q extends
   def: ActionDef<A, R> & { queued: Q; ack: K },
 ): ActionContract<A, R, Q, K>;
 export function action(def: ActionDef<z.ZodType, z.ZodType> & { queued?: QueueName; ack?: AckForm }): ActionContract {
-  const args = sourceOf(def.args);
-  const reply = sourceOf(def.reply);
-  return {
-    description: def.description,
-    get args() {
-      return args();
-    },
-    get reply() {
-      return reply();
-    },
-    access: def.access,
-    queued: def.queued ?? false,
-    ack: def.ack ?? null,
+  return withSchemas({ description: def.description, access: def.access, queued: def.queued ?? false, ack: def.ack ?? null }, def);
+}
+
+/** `fields` with `args` and `reply` as getters that build each schema the first time it is read. */
+function withSchemas<T extends object>(
+  fields: T,
+  schemas: { args: SchemaSource<z.ZodType>; reply: SchemaSource<z.ZodType> },
+): T & { readonly args: z.ZodType; readonly reply: z.ZodType } {
+  const args = sourceOf(schemas.args);
+  const reply = sourceOf(schemas.reply);
+  return Object.defineProperties(fields, { args: { get: args, enumerable: true }, reply: { get: reply, enumerable: true } }) as T & {
+    readonly args: z.ZodType;
+    readonly reply: z.ZodType;
   };
 }
 
@@ -140,22 +140,8 @@ export function defineOperation<A extends z.ZodType, R extends z.ZodType>(def: {
   reply: SchemaSource<R>;
   access: Access;
 }): OperationContract<A, R> {
-  const args = sourceOf(def.args);
-  const reply = sourceOf(def.reply);
-  return {
-    namespace: def.namespace,
-    name: def.name,
-    description: def.description,
-    get args() {
-      return args();
-    },
-    get reply() {
-      return reply();
-    },
-    access: def.access,
-    queued: false,
-    ack: null,
-  };
+  const { namespace, name, description, access } = def;
+  return withSchemas({ namespace, name, description, access, queued: false as const, ack: null }, def) as OperationContract<A, R>;
 }
 
 export type ArgsOf<C extends ActionContract> = z.input<C['args']>;

@@ -29,20 +29,11 @@ import { WebSocket } from 'ws';
 import type { RelayMetrics } from '../../relay/metrics.ts';
 import type { Peer } from '../../relay/peer.ts';
 import type { Relay } from '../../relay/relay.ts';
+import type { ReaderReceiver } from './frame-reader.ts';
 
-/** The private state of `ws` parking reads (ws 8.23's Receiver, Sender and WebSocket fields). */
-interface ReceiverInternals {
-  _state: number;
-  _bufferedBytes: number;
-  _fragmented: number;
-  _payloadLength: number;
-  _opcode: number;
-  _maxPayload: number;
+/** The private state of `ws` parking reads (ws 8.23's Receiver, Sender and WebSocket fields): the frame reader's, and the fragments. */
+interface ReceiverInternals extends ReaderReceiver {
   _fragments: unknown[];
-  _loop: boolean;
-  _errored: boolean;
-  _writableState: { length: number; ending: boolean };
-  write(chunk: Buffer): boolean;
 }
 interface SenderInternals {
   _state: number;
