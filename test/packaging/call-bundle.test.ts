@@ -93,7 +93,8 @@ test('the code cache is written once, private, and used by the next call', async
   const [cache, ...others] = callCaches(home);
   assert.ok(cache, 'a code cache for the call bundle');
   assert.deepEqual(others, []);
-  assert.match(cache, /^hostadm-call-[0-9a-f]{32}-v\d+\.\d+\.\d+-\w+-connected\.v8$/);
+  // rpc/identify is an operation, outside the call index: its (empty) arguments are checked, so `checked`.
+  assert.match(cache, /^hostadm-call-[0-9a-f]{32}-v\d+\.\d+\.\d+-\w+-checked\.v8$/);
   const written = statSync(join(cacheDir(home), cache));
   assert.equal(written.mode & 0o777, 0o600);
   const again = await hostadm(installed.hostadm, ['call', 'rpc/identify'], {}, home);
@@ -119,7 +120,7 @@ test('a run that never connects leaves a cache that the first connecting run rep
     callCaches(home).map((n) => n.replace(/^.*-/, '')),
     ['local.v8'],
   );
-  assert.equal((await hostadm(installed.hostadm, ['call', 'rpc/identify'], {}, home)).code, 0);
+  assert.equal((await hostadm(installed.hostadm, ['call', 'systemmanager', 'memorystats'], {}, home)).code, 0);
   assert.deepEqual(
     callCaches(home).map((n) => n.replace(/^.*-/, '')),
     ['connected.v8'],
@@ -186,8 +187,16 @@ test('zod is a companion file that only a call checking arguments loads, with a 
   assert.match(zodCache ?? '', new RegExp(`^hostadm-zod-${companions[0]?.slice(4, 36)}-v\\d+\\.\\d+\\.\\d+-\\w+-connected\\.v8$`));
   assert.equal(statSync(join(cacheDir(home), zodCache!)).mode & 0o777, 0o600);
   const written = statSync(join(cacheDir(home), zodCache!)).mtimeMs;
+  // The bundle's cache, written by the call without arguments, is replaced once to hold the checks too.
+  const [bundleCache, ...moreBundleCaches] = callCaches(home);
+  assert.deepEqual(moreBundleCaches, []);
+  assert.match(bundleCache ?? '', /-checked\.v8$/, 'a call with arguments raises the bundle cache to `checked`');
+  const bundleWritten = statSync(join(cacheDir(home), bundleCache!)).mtimeMs;
   assert.equal((await hostadm(installed.hostadm, ['call', 'fs', 'dirlist', 'dir=/'], {}, home)).code, 0);
+  assert.equal((await hostadm(installed.hostadm, ['call', 'systemmanager', 'memorystats'], {}, home)).code, 0);
   assert.equal(statSync(join(cacheDir(home), zodCache!)).mtimeMs, written, 'an accepted cache is not written again');
+  assert.deepEqual(callCaches(home), [bundleCache], 'a call without arguments keeps the `checked` cache');
+  assert.equal(statSync(join(cacheDir(home), bundleCache!)).mtimeMs, bundleWritten, 'nor is the bundle cache');
 });
 
 test("neither file's new cache removes the other's", async () => {

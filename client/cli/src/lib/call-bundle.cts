@@ -33,10 +33,14 @@ interface CallBundle {
 type ModuleFunction = (this: unknown, exports: unknown, require: NodeJS.Require, module: { exports: unknown }, filename: string, dirname: string) => void;
 
 /**
- * A cache from a run that never connected (`hostadm call --help`, a usage error) lacks the connection's
- * code, so it is replaced by the first run that does connect; a `connected` one is kept.
+ * How much of the bundle a cache's run compiled, least first: `local` never connected (`hostadm call
+ * --help`, a usage error); `connected` made a call; `checked` made one with arguments, so the cache
+ * also holds their checks (the zod companion's cache is `connected` at most: zod runs only to check).
+ * A cache is replaced by the first run that reaches a higher level, then kept: whichever call comes
+ * first after an install, the calls with arguments do not compile their checks again each time.
  */
-type CacheLevel = 'connected' | 'local';
+const CACHE_LEVELS = ['local', 'connected', 'checked'] as const;
+type CacheLevel = (typeof CACHE_LEVELS)[number];
 
 /**
  * The two files run this way, each with its header and the prefix of its cache files' names (a file's
@@ -59,7 +63,7 @@ function cacheDir(): string | undefined {
 }
 
 function readCache(dir: string, prefix: string): { data: Buffer; level: CacheLevel } | undefined {
-  for (const level of ['connected', 'local'] as const) {
+  for (const level of [...CACHE_LEVELS].reverse()) {
     try {
       return { data: readFileSync(join(dir, `${prefix}-${level}.v8`)), level };
     } catch {
@@ -150,6 +154,8 @@ function freshRepositoryBundle(root: string): string | undefined {
 
 /** Whether this process opened a TCP connection: a cache made at its exit is then a `connected` one. */
 let connected = false;
+/** Whether this process loaded the zod companion, i.e. checked a call's arguments (`checked`, if it connected too). */
+let checkedArguments = false;
 let watchingConnections = false;
 
 function watchConnections(): void {
@@ -184,10 +190,12 @@ function compileCached(file: string, kind: Kind): ModuleFunction | undefined {
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   const refused = cached === undefined || script.cachedDataRejected === true;
-  if (dir !== undefined && (refused || cached.level === 'local')) {
+  const highest: CacheLevel = kind === 'zod' ? 'connected' : 'checked';
+  if (dir !== undefined && (refused || cached.level !== highest)) {
     watchConnections();
     process.once('exit', () => {
-      if (refused || connected) writeCache(dir, kind, prefix, connected ? 'connected' : 'local', script.createCachedData());
+      const reached: CacheLevel = !connected ? 'local' : checkedArguments && highest === 'checked' ? 'checked' : 'connected';
+      if (refused || CACHE_LEVELS.indexOf(reached) > CACHE_LEVELS.indexOf(cached?.level ?? 'local')) writeCache(dir, kind, prefix, reached, script.createCachedData());
     });
   }
   return script.runInThisContext() as ModuleFunction;
@@ -216,6 +224,7 @@ function bundleRequire(bundle: string): NodeJS.Require {
       if (run === undefined) throw new Error(`hostadm call: cannot read ${file}, the zod its bundle needs (reinstall hostadm; in a checkout, \`npm run build:call\`)`);
       // Beside the bundle: Node's require for the bundle's folder is the companion's too (zod needs none).
       companions.set(file, runModule(run, file, nodeRequire));
+      checkedArguments = true;
     }
     return companions.get(file);
   };
