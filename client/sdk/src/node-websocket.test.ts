@@ -8,6 +8,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import diagnostics from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
@@ -158,6 +159,24 @@ test('bytes that come behind the 101 are the first message, however the response
   await opened;
   await until(() => messages.length === 2, 'both messages');
   assert.deepEqual(messages, ['early', 'later']);
+});
+
+test("another 'data' listener on the socket (an observer such as an APM agent's) takes no bytes from behind the 101", async (t) => {
+  // diagnostics_channel hands every new client socket to its subscribers, who may listen to 'data';
+  // the bytes behind the 101 must still reach the WebSocket, and the observer sees them too.
+  const observed: Buffer[] = [];
+  const observe = ({ socket }: { socket: Socket }) => socket.on('data', (chunk: Buffer) => observed.push(chunk));
+  diagnostics.subscribe('net.client.socket', observe as (message: unknown) => void);
+  t.after(() => diagnostics.unsubscribe('net.client.socket', observe as (message: unknown) => void));
+  const { url } = await rawServer(t, (socket, _request, key) => {
+    socket.write(Buffer.concat([Buffer.from(switching(key), 'latin1'), Buffer.from([0x81, 0x05]), Buffer.from('early')]));
+    setTimeout(() => socket.write(Buffer.concat([Buffer.from([0x81, 0x05]), Buffer.from('later')])), 10);
+  });
+  const { opened, messages } = open(url);
+  await opened;
+  await until(() => messages.length === 2, 'both messages');
+  assert.deepEqual(messages, ['early', 'later']);
+  assert.ok(Buffer.concat(observed).includes('early'), 'the observer saw the first frame too');
 });
 
 test('refusals say what was wrong, and the client closes its socket each time', async (t) => {

@@ -37,6 +37,8 @@ const SOCKET_OPTIONS = {
   skipUTF8Validation: false,
 };
 const CLOSED_EARLY = 'WebSocket was closed before the connection was established';
+/** What setSocket gets as the bytes behind the 101 (#settle unshifts them itself). */
+const NO_BYTES = Buffer.alloc(0);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Control characters, which no status line or header value may hold (tab aside). */
 const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
@@ -99,7 +101,11 @@ class HandshakingWebSocket extends AdoptingWebSocket {
   #settle(outcome: Error | Upgraded): void {
     this.#abort = null;
     if (!(outcome instanceof Error)) {
-      this.setSocket(outcome.socket, outcome.head, SOCKET_OPTIONS);
+      // The bytes behind the 101 go back into the socket once ws listens, not before (as setSocket would
+      // put them): an unshift into a flowing socket that has a 'data' listener (an observer's, from a
+      // diagnostics_channel subscriber) is emitted to that listener at once, and ws would never see it.
+      this.setSocket(outcome.socket, NO_BYTES, SOCKET_OPTIONS);
+      if (outcome.head.length > 0) outcome.socket.unshift(outcome.head);
       return;
     }
     // ws's emitErrorAndClose: there is no socket, so the close is 1006 with no reason.
