@@ -56,10 +56,24 @@ async function listeners(t: TestContext, sandbox: LinuxSandbox, ip: string, port
   });
 }
 
-/** Whether a TCP connection from the peer namespace gets through (a dropped SYN times out). */
+/**
+ * Whether a TCP connection from the peer namespace gets through (a dropped SYN times out). Two seconds:
+ * the probe's own start (netns, bash) counts against it, and on a loaded machine one second was
+ * once not enough for a port that was open.
+ */
 function connects(peer: string, ip: string, port: number): boolean {
-  const probe = spawnSync('ip', ['netns', 'exec', peer, 'timeout', '1', 'bash', '-c', `exec 3<>/dev/tcp/${ip}/${port}`], { timeout: 10_000 });
+  const probe = spawnSync('ip', ['netns', 'exec', peer, 'timeout', '2', 'bash', '-c', `exec 3<>/dev/tcp/${ip}/${port}`], { timeout: 10_000 });
   return probe.status === 0;
+}
+
+/** The veth pair carries traffic (both ports reachable) before any firewall check: up to ten tries. */
+async function pathUp(reach: () => Record<number, boolean>): Promise<Record<number, boolean>> {
+  let seen = reach();
+  for (let i = 0; i < 10 && !Object.values(seen).every(Boolean); i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    seen = reach();
+  }
+  return seen;
 }
 
 test('open/close/start/stop decide which connections get through a veth pair; status follows the kernel', { skip }, async (t) => {
@@ -72,7 +86,7 @@ test('open/close/start/stop decide which connections get through a veth pair; st
   t.after(() => agent.dispose());
   const root = await sessionClientFor(t, agent, 'root', 'full');
 
-  assert.deepEqual(reach(), { 8080: true, 8081: true }, 'no firewall yet');
+  assert.deepEqual(await pathUp(reach), { 8080: true, 8081: true }, 'no firewall yet');
   assert.deepEqual(await fw(root, 'status'), { is_enabled: 'false', is_running: 'false' });
   assert.deepEqual(await fw(root, 'open', { ports: ['8080/tcp'] }), SUCCESS);
   assert.deepEqual(reach(), { 8080: true, 8081: true }, 'opening does not start it');
