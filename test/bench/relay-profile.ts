@@ -17,7 +17,7 @@
  * Run: node test/bench/relay-profile.ts   Env: BENCH_WINDOW_MS (1500), PROFILE_SIZE (200),
  * PROFILE_INFLIGHT (64), PROFILE_CPU_PROF (a directory), PROFILE_PATH (plain | hsc3).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,6 +85,7 @@ async function profiledHere<T>(name: string, run: () => Promise<T>): Promise<T> 
     return await run();
   } finally {
     const { profile } = await session.post('Profiler.stop');
+    mkdirSync(CPU_PROF_DIR, { recursive: true }); // the load client may finish before a profiled child made it
     writeFileSync(join(CPU_PROF_DIR, `load-client-${name}-${process.pid}.cpuprofile`), JSON.stringify(profile));
     session.disconnect();
   }
