@@ -104,8 +104,9 @@ class HandshakingWebSocket extends AdoptingWebSocket {
       // The bytes behind the 101 go back into the socket once ws listens, not before (as setSocket would
       // put them): an unshift into a flowing socket that has a 'data' listener (an observer's, from a
       // diagnostics_channel subscriber) is emitted to that listener at once, and ws would never see it.
+      // An 'open' listener may already have terminated the socket: then the bytes go nowhere.
       this.setSocket(outcome.socket, NO_BYTES, SOCKET_OPTIONS);
-      if (outcome.head.length > 0) outcome.socket.unshift(outcome.head);
+      if (outcome.head.length > 0 && !outcome.socket.destroyed) outcome.socket.unshift(outcome.head);
       return;
     }
     // ws's emitErrorAndClose: there is no socket, so the close is 1006 with no reason.
