@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import WebSocket, { WebSocketServer } from 'ws';
 import { FLUSH_BYTES } from '@hostadm/shared/crypto/index.ts';
 import { signedMessage } from '@hostadm/shared/crypto/signed-messages.ts';
+import { sweepMessage } from '@hostadm/shared/node/read-sweep.ts';
 
 export const WARM_MS = 400;
 export const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 1500);
@@ -29,8 +30,15 @@ export function makeKey(algorithm: 'rsa' | 'ed25519'): Key {
 
 let peersNamed = 0;
 
-export function open(url: string): Promise<WebSocket> {
+/** A load client's or echo peer's socket: it tells the read sweep its messages, as the SDK's and the agent's do. */
+function endSocket(url: string): WebSocket {
   const ws = new WebSocket(url, { perMessageDeflate: false });
+  ws.on('message', sweepMessage);
+  return ws;
+}
+
+export function open(url: string): Promise<WebSocket> {
+  const ws = endSocket(url);
   return new Promise((resolve, reject) => {
     ws.once('open', () => resolve(ws));
     ws.once('error', reject);
@@ -49,7 +57,7 @@ export async function bridgeSignIn(
   md5Keys: string[],
 ): Promise<{ ws: WebSocket; offer: string[] }> {
   // The listener goes on before 'open': the bridge's identify request can arrive with the handshake.
-  const ws = new WebSocket(url, { perMessageDeflate: false });
+  const ws = endSocket(url);
   return new Promise((resolve, reject) => {
     ws.once('error', reject);
     const onMessage = (data: Buffer) => {

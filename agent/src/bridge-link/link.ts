@@ -12,6 +12,7 @@ import { hostKeyFromPem, type ChannelVersion, type HostKey as ChannelHostKey } f
 import { isChallengeShaped, signedMessage } from '@hostadm/shared/crypto/signed-messages.ts';
 import { backoffDelay } from '@hostadm/shared/net/backoff.ts';
 import { Heartbeat } from '@hostadm/shared/net/heartbeat.ts';
+import { sweepMessage } from '@hostadm/shared/node/read-sweep.ts';
 import { bridgeRequestOf, greetingChallengeOf } from '@hostadm/shared/protocol/bridge-requests.ts';
 import { isReply, parseEnvelope, type WireEnvelope } from '@hostadm/shared/protocol/envelope.ts';
 import { LIMITS } from '@hostadm/shared/protocol/limits.ts';
@@ -152,6 +153,7 @@ export class BridgeLink {
     ws.on('pong', () => this.heartbeat?.seen());
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
       this.heartbeat?.seen();
+      sweepMessage(data);
       if (isBinary) {
         // Only relay frames come binary (hsc2 sealed frames, hsc3 records): opened from the bytes, never decoded as text.
         if (this.state === 'ready') this.onBinaryFrame(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data));

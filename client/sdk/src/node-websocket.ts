@@ -21,6 +21,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { connect as connectTcp, isIP, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import WebSocket from 'ws';
+import { sweepMessage } from '@hostadm/shared/node/read-sweep.ts';
 import type { WebSocketConstructor, WebSocketLike } from './websocket.ts';
 
 /** The longest response head read (status line and headers): Node's own HTTP parser's default limit. */
@@ -263,6 +264,8 @@ function ownHandshake(url: string): URL | null {
 function NodeWebSocketFor(url: string): WebSocketLike {
   const own = ownHandshake(url);
   const socket = own === null ? new WebSocket(url) : new HandshakingWebSocket(own);
+  // A bulk transfer's dead buffers get the scavenges V8 does not ask for (shared/src/node/read-sweep.ts).
+  socket.on('message', sweepMessage);
   return socket as unknown as WebSocketLike;
 }
 

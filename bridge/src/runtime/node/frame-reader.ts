@@ -28,7 +28,7 @@ import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import type { Peer } from '../../relay/peer.ts';
 import type { Relay } from '../../relay/relay.ts';
-import { readSweep } from './v8-tuning.ts';
+import { readSweep } from '@hostadm/shared/node/read-sweep.ts';
 import { writeCoalescer } from './write-coalescing.ts';
 
 /** The Receiver's fields the reader reads (ws 8.23; checked by parking.ts's probe, or the reader is off). */
@@ -71,7 +71,7 @@ function receiverIdle(r: ReaderReceiver): boolean {
 /**
  * The Receiver's `write` with the reader in front (`this`: the Receiver). What the read's frames
  * hold in the write coalescer leaves when the read is done; the read's size goes to the read sweep
- * (v8-tuning.ts: each read is a buffer V8 frees only in a scavenge).
+ * (shared/src/node/read-sweep.ts: each read is a buffer V8 frees only in a scavenge).
  */
 function readerWrite(this: ReaderReceiver, chunk: Buffer): boolean {
   readSweep.read(chunk.length);

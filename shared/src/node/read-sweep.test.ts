@@ -1,12 +1,12 @@
 /**
- * The read sweep (v8-tuning.ts): a scavenge is asked for only once the external memory climbs a step
+ * The read sweep (read-sweep.ts): a scavenge is asked for only once the external memory climbs a step
  * above what was live after the last one, looked at once per `lookEveryBytes` read; and the process's
  * own sweep really reaches V8.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
-import { ReadSweep, scavengeNow } from './v8-tuning.ts';
+import { ReadSweep, scavengeNow } from './read-sweep.ts';
 
 const MiB = 1024 * 1024;
 
