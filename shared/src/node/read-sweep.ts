@@ -11,15 +11,18 @@
  * (test/bench/relay-profile.ts, PROFILE_PATH=hsc3 PROFILE_SIZE=16384 BENCH_WINDOW_MS=5000, two
  * alternating pairs, 2026-11-28):
  * - the bridge: ~55 MB of external memory at each scavenge, 27–28 full collections in the 5 s
- *   window, 87–92 µs of CPU per round trip where plain frames cost it 54–55; with the sweep, no full
- *   collection and 51–53 µs;
+ *   window, 87–92 µs of CPU per round trip where plain frames cost it 54–55; with a sweep looking every
+ *   4 MiB and stepping at 16 MiB, no full collection and 51–53 µs;
  * - the load client (a `ws` client sealing and opening the records, as the SDK does): 44 full
- *   collections and 10 scavenges in the window.
+ *   collections and 10 scavenges in the window;
+ * - with the sweep as it is, looking every 1 MiB read and stepping at 8 MiB: the bridge 0 full collections,
+ *   the load client 3–4 and 73–79 µs per round trip where it was at 102–118.
  *
  * `ReadSweep` is told the size of each read (or message) and looks at V8's external memory once per
- * 4 MiB (~1 µs); once it is 16 MiB above its level after the last scavenge, it asks V8 for one (~1 ms
- * for these processes' young generations). Small messages rarely reach the step. `node:v8` and
- * `node:vm` load at the first look, so a short command that reads less never loads them.
+ * 1 MiB (~1 µs); once it is 8 MiB above its level after the last scavenge, it asks V8 for one (~1 ms
+ * for these processes' young generations). An end of a channel allocates on sending as much as on
+ * reading, hence the short step. Small messages rarely reach it. `node:v8` and `node:vm` load at the
+ * first look, so a short command that reads less never loads them.
  *
  * `gc` is reached the way tools do it: `--expose-gc` set at run time applies to contexts created
  * afterwards, so a fresh vm context hands out the function; the main context does not get `gc`.
