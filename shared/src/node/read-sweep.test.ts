@@ -47,24 +47,22 @@ test('reads whose buffers V8 frees in time never cause a scavenge', () => {
 
 test('external memory 16 MiB above the live level gets one scavenge, then a new level is taken', () => {
   const { heap, sweep } = fakeHeap(10 * MiB);
-  sweep.read(4 * MiB); // the level: 10 MiB
-  heap.external = 25 * MiB;
-  sweep.read(4 * MiB);
-  assert.equal(heap.scavenges, 0, '15 MiB above the level is under the step');
-  heap.external = 26 * MiB;
-  sweep.read(4 * MiB);
-  assert.equal(heap.scavenges, 1);
-  assert.equal(sweep.scavenges, 1);
-  // V8 frees the dead buffers concurrently; the next look sets the level from what it then sees.
-  heap.external = 30 * MiB; // more is live now (say, writes queued to a slow peer)
-  sweep.read(4 * MiB);
-  assert.equal(heap.scavenges, 1, 'the look after a scavenge only takes the level');
-  heap.external = 45 * MiB;
-  sweep.read(4 * MiB);
-  assert.equal(heap.scavenges, 1, '15 MiB above the new level of 30 MiB');
-  heap.external = 46 * MiB;
-  sweep.read(4 * MiB);
-  assert.equal(heap.scavenges, 2);
+  // Each step: the external memory V8 reports at a look (4 MiB read), and the scavenges asked for by then.
+  const steps: Array<[externalMiB: number, scavenges: number, why: string]> = [
+    [10, 0, 'the first look takes the level: 10 MiB'],
+    [25, 0, '15 MiB above the level is under the step'],
+    [26, 1, '16 MiB above it'],
+    // V8 frees the dead buffers concurrently: the next look takes the level from what it then sees.
+    [30, 1, 'the look after a scavenge only takes the level (more is live now: writes queued to a slow peer)'],
+    [45, 1, '15 MiB above the new level of 30 MiB'],
+    [46, 2, '16 MiB above it'],
+  ];
+  for (const [externalMiB, scavenges, why] of steps) {
+    heap.external = externalMiB * MiB;
+    sweep.read(4 * MiB);
+    assert.equal(heap.scavenges, scavenges, why);
+  }
+  assert.equal(sweep.scavenges, 2);
 });
 
 test('the level follows the external memory down', () => {
