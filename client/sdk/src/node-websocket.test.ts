@@ -15,6 +15,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import tls from 'node:tls';
 import WebSocket, { WebSocketServer } from 'ws';
 import { loopbackCertificatePems } from '../../../test/helpers/tls.ts';
+import { readSweep } from '@hostadm/shared/node/read-sweep.ts';
 import { MAX_RESPONSE_HEAD, NodeWebSocket, rawHandshakeOff } from './node-websocket.ts';
 import type { CloseInfo, Transport } from './transport.ts';
 import { webSocketTransport } from './websocket.ts';
@@ -121,6 +122,20 @@ test("against ws's server: one request as ws's client sends it, frames both ways
   await until(() => closes.length === 1, 'the close');
   assert.deepEqual(closes, [{ code: 1000, reason: 'done' }]);
   assert.deepEqual(serverCloses, [[1000, 'done']]);
+});
+
+test('each message received is told to the read sweep (the scavenges a bulk transfer needs: shared/src/node/read-sweep.ts)', async (t) => {
+  const wss = await wsServer(t);
+  const text = 'a'.repeat(100_000);
+  wss.on('connection', (socket) => {
+    for (let i = 0; i < 3; i++) socket.send(text);
+  });
+  const before = readSweep.bytes;
+  const { opened, messages } = open(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}/relay`);
+  const transport = await opened;
+  await until(() => messages.length === 3, 'three messages');
+  assert.equal(readSweep.bytes - before, 300_000);
+  transport.close(1000, 'done');
 });
 
 test("the same WebSocket options and receiver limits as ws's own client", async (t) => {

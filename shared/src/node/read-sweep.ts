@@ -83,7 +83,8 @@ export class ReadSweep {
   private level = Number.POSITIVE_INFINITY;
   /** A scavenge was asked for: the next look takes the level (V8 frees the buffers concurrently). */
   private settling = false;
-  /** Scavenges asked for so far. */
+  /** Bytes told so far, and the scavenges asked for. */
+  bytes = 0;
   scavenges = 0;
 
   constructor(deps: ReadSweepDeps, options: { lookEveryBytes?: number; stepBytes?: number } = {}) {
@@ -94,6 +95,7 @@ export class ReadSweep {
 
   /** `bytes` were read from a socket. */
   read(bytes: number): void {
+    this.bytes += bytes;
     if ((this.sinceLook += bytes) < this.lookEvery) return;
     this.sinceLook = 0;
     const external = this.deps.externalBytes();
