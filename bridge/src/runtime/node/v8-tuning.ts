@@ -27,7 +27,6 @@
  * That floor is not enough for large frames: socket reads leave dead buffers outside V8's heap faster
  * than V8 scavenges them. `readSweep` (shared/src/node/read-sweep.ts, told of each read by
  * frame-reader.ts) asks for the scavenges V8 does not.
- *
  */
 import { v8Gc } from '@hostadm/shared/node/read-sweep.ts';
 
