@@ -66,8 +66,14 @@ async function download(ctx: JobContext, url: string, target: string, maxBytes: 
   const meter = new Meter(ctx, maxBytes);
   ctx.progress(0);
   ctx.report({ download_rate: '0 B/s' });
+  const file = createWriteStream(temp, { flags: 'wx', mode: 0o644 });
+  const sink = meter.counting(file);
+  // Failures reach the job through the transfer's promise. The streams' own error events must not
+  // escape as exceptions: the file's when the transfer fails before writing (an HTTP error), the
+  // sink's when a client ends it after the transfer failed (a missing FTP file).
+  file.on('error', () => {});
+  sink.on('error', () => {});
   try {
-    const sink = meter.counting(createWriteStream(temp, { flags: 'wx', mode: 0o644 }));
     const scheme = new URL(url).protocol;
     if (scheme === 'file:') await fromFile(url, sink, meter, ctx.signal);
     else if (scheme === 'http:') await fromHttp(url, sink, meter, ctx.signal);
@@ -80,6 +86,9 @@ async function download(ctx: JobContext, url: string, target: string, maxBytes: 
     ctx.log(`${name}: ${meter.bytes} bytes\n`);
     return { success: true };
   } catch (err) {
+    // The file opens asynchronously: removed once its stream has closed, or a late open would leave it behind.
+    sink.destroy();
+    if (!file.closed) await new Promise<void>((resolve) => file.once('close', () => resolve()));
     await rm(temp, { force: true });
     const reason = ctx.signal.aborted ? 'killed' : err instanceof Error ? err.message : String(err);
     ctx.log(`${reason}\n`);
