@@ -1,7 +1,6 @@
 /**
- * @module Two answers to V8 heuristics that cost the bridge's relaying dearly: the young generation
- * that loading its modules inflated is given back, and socket reads get the scavenges V8 does not
- * ask for itself.
+ * @module Gives back the young generation that loading the bridge's modules inflated (and says where
+ * the other answer to V8's heuristics lives: the read sweep, for the scavenges V8 does not ask for).
  *
  * Loading drizzle-orm on Node 24 parses its very large package.json once per module: ~130 MB of
  * short-lived garbage that makes V8 grow the young generation to its maximum (1 MB → 128 MB
