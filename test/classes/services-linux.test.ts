@@ -87,6 +87,20 @@ async function daemonPid(sandbox: LinuxSandbox, name: string): Promise<number | 
   return cmdline.code === 0 && cmdline.stdout.startsWith('/bin/sleep') ? pid : null;
 }
 
+/**
+ * The pid of the daemon a start just launched. `start-stop-daemon --background` writes the pidfile
+ * and execs `sleep` in its forked child, which may still be on its way when the script has exited,
+ * so this waits for it (up to 10 s, a bound for a stuck sandbox rather than a timing check).
+ */
+async function startedDaemonPid(sandbox: LinuxSandbox, name: string): Promise<number | null> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const pid = await daemonPid(sandbox, name);
+    if (pid !== null || Date.now() > deadline) return pid;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** The rc?.d links for `name` in the sandbox's /etc, e.g. ['rc0.d/K01x', 'rc2.d/S01x']. */
 function links(sandbox: LinuxSandbox, name: string): string[] {
   return ['0', '1', '2', '3', '4', '5', '6', 'S']
@@ -125,12 +139,12 @@ test('SysV: list_services reads /etc/init.d, the LSB descriptions, the rc?.d lin
 test('SysV: start, restart and stop the daemon for real, read back through the agent and the pidfile', { skip }, async (t) => {
   const { sandbox, root } = await sysvHost(t, { 'hostadm-test': {} });
   assert.deepEqual(await ok(root, 'start', { services: ['hostadm-test'] }), { services_started: ['hostadm-test'] });
-  const first = await daemonPid(sandbox, 'hostadm-test');
+  const first = await startedDaemonPid(sandbox, 'hostadm-test');
   assert.ok(first, 'the daemon runs');
   assert.equal((await listServices(root))['hostadm-test']?.is_running, 'true');
 
   assert.deepEqual(await ok(root, 'restart', { services: ['hostadm-test'] }), { services_restarted: ['hostadm-test'] });
-  const second = await daemonPid(sandbox, 'hostadm-test');
+  const second = await startedDaemonPid(sandbox, 'hostadm-test');
   assert.ok(second, 'the daemon runs after the restart');
   assert.notEqual(second, first, 'a new process');
 
@@ -175,7 +189,7 @@ test('SysV: a failing start is reported by name while the others start', { skip 
     err.message,
     /^services start: hostadm-test started; failed: hostadm-broken \(service hostadm-broken start exited with code 1: hostadm-broken: cannot start: configuration missing\)$/,
   );
-  assert.ok(await daemonPid(sandbox, 'hostadm-test'));
+  assert.ok(await startedDaemonPid(sandbox, 'hostadm-test'));
 });
 
 test('SysV: an enable that cannot take effect is undone with the ones before it', { skip }, async (t) => {
