@@ -4,8 +4,8 @@
  * workspace, and end with the plain `N passed, N failed` line CI reads (both runners counted).
  * Arguments are globs; workers tests among their matches go to vitest, the rest to node.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, globSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, globSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
@@ -24,17 +24,35 @@ const patterns =
     : ['shared/**/*.test.ts', 'agent/**/*.test.ts', 'bridge/**/*.test.ts', 'client/**/*.test.ts', 'test/**/*.test.ts'];
 const files = [...new Set(patterns.flatMap((p) => globSync(p, { cwd: root, exclude: (f) => f.endsWith('node_modules') })))].sort();
 const isWorkersTest = (f: string) => f.endsWith('.workers.test.ts');
+/**
+ * Files that take one to two minutes each (they build, pack and install the packages with npm, then
+ * run them): started at once, one after the other, beside the rest of the node pass. Given to
+ * `node --test` with the rest they would start near its end, since it sorts the files it runs
+ * (`createTestFileList`), and finish minutes after everything else.
+ */
+const LONG_FILES = new Set(['test/packaging/install.test.ts', 'test/packaging/sdk-package.test.ts']);
 const nodeFiles = files.filter((f) => !isWorkersTest(f));
 const workersFiles = files.filter(isWorkersTest);
 const dir = mkdtempSync(join(tmpdir(), 'hostadm-tap-'));
 const totals = { passed: 0, failed: 0, skipped: 0, ok: true };
-const add = (r: { passed: number; failed: number; skipped: number; ok: boolean }) => {
+const add = (r: Counts) => {
   totals.passed += r.passed;
   totals.failed += r.failed;
   totals.skipped += r.skipped;
   totals.ok &&= r.ok;
 };
-add(runNodeTests(nodeFiles, 'node', {}));
+const longRun = startNodeTestsAside(
+  nodeFiles.filter((f) => LONG_FILES.has(f)),
+  'node-long',
+);
+add(
+  runNodeTests(
+    nodeFiles.filter((f) => !LONG_FILES.has(f)),
+    'node',
+    {},
+  ),
+);
+add(await longRun);
 // The bridge's conformance and end-to-end tests once more against the Workers bridge in workerd
 // (test/bridge/helpers.ts starts `wrangler dev` per test process and gives each test its own hub).
 // (core.test.ts tests the relay core in-process, with no bridge to switch.)
@@ -50,30 +68,59 @@ const { passed, failed, skipped, ok } = totals;
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(ok && failed === 0 && passed > 0 ? 0 : 1);
 
-/** node --test over `selected`, counted from its TAP report. */
-function runNodeTests(selected: string[], label: string, env: Record<string, string>): { passed: number; failed: number; skipped: number; ok: boolean } {
-  // With no files, node --test would fall back to its own default patterns: skip it instead.
-  if (selected.length === 0) return { passed: 0, failed: 0, skipped: 0, ok: true };
+type Counts = { passed: number; failed: number; skipped: number; ok: boolean };
+
+function nodeTestArgs(selected: string[], label: string, concurrency: number, spec: string): string[] {
+  return [
+    '--disable-warning=ExperimentalWarning',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-timeout=120000',
+    '--test-force-exit',
+    '--test-reporter=spec',
+    `--test-reporter-destination=${spec}`,
+    '--test-reporter=tap',
+    `--test-reporter-destination=${join(dir, `${label}.tap`)}`,
+    ...selected,
+  ];
+}
+
+function tapCounts(label: string, status: number | null): Counts {
   const tapFile = join(dir, `${label}.tap`);
-  const run = spawnSync(
-    node,
-    [
-      '--disable-warning=ExperimentalWarning',
-      '--test',
-      '--test-concurrency=3',
-      '--test-timeout=120000',
-      '--test-force-exit',
-      '--test-reporter=spec',
-      '--test-reporter-destination=stdout',
-      '--test-reporter=tap',
-      `--test-reporter-destination=${tapFile}`,
-      ...selected,
-    ],
-    { stdio: 'inherit', cwd: root, env: { ...process.env, NODE_ENV: 'test', ...env } },
-  );
   const tap = existsSync(tapFile) ? readFileSync(tapFile, 'utf8') : '';
   const count = (name: string) => Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(tap)?.[1] ?? 0);
-  return { passed: count('pass'), failed: count('fail') + count('cancelled'), skipped: count('skipped') + count('todo'), ok: run.status === 0 };
+  return { passed: count('pass'), failed: count('fail') + count('cancelled'), skipped: count('skipped') + count('todo'), ok: status === 0 };
+}
+
+function testEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  return { ...process.env, NODE_ENV: 'test', ...env };
+}
+
+/** node --test over `selected`, its spec report on stdout, counted from its TAP report. */
+function runNodeTests(selected: string[], label: string, env: Record<string, string>): Counts {
+  // With no files, node --test would fall back to its own default patterns: skip it instead.
+  if (selected.length === 0) return { passed: 0, failed: 0, skipped: 0, ok: true };
+  const run = spawnSync(node, nodeTestArgs(selected, label, 3, 'stdout'), { stdio: 'inherit', cwd: root, env: testEnv(env) });
+  return tapCounts(label, run.status);
+}
+
+/**
+ * node --test over `selected`, one file at a time, in the background: its spec report goes to a file
+ * and is printed when it ends (so that it does not interleave with the foreground's), then counted.
+ */
+async function startNodeTestsAside(selected: string[], label: string): Promise<Counts> {
+  if (selected.length === 0) return { passed: 0, failed: 0, skipped: 0, ok: true };
+  const specFile = join(dir, `${label}.spec`);
+  const out = openSync(specFile, 'w');
+  const child = spawn(node, nodeTestArgs(selected, label, 1, specFile), { stdio: ['ignore', out, out], cwd: root, env: testEnv({}) });
+  closeSync(out);
+  const status = await new Promise<number | null>((resolve) => {
+    child.once('error', () => resolve(null));
+    child.once('close', (code) => resolve(code));
+  });
+  console.log(`\n# started first, beside the rest: ${selected.join(', ')}`);
+  process.stdout.write(existsSync(specFile) ? readFileSync(specFile, 'utf8') : '');
+  return tapCounts(label, status);
 }
 
 /**
