@@ -232,6 +232,34 @@ export interface Cell {
   farCpuPerMsg: number;
 }
 
+/** A path of relay.bench.ts as measure() takes it. */
+export interface MeasuredPath {
+  name: string;
+  link: (size: number) => Link;
+  pid: number;
+  frames: number;
+  farPid?: number;
+}
+
+/**
+ * More rounds for the paths the targets compare, after the interleaved rounds of every path: five
+ * pairs made a target's median move by ±0.1 from run to run of the same code on this shared machine
+ * (hsc3 vs bridge at 16 KiB × 64: 0.62×, 0.74×, 0.82×). Each round measures `paths` in their order
+ * at each size, the next round in reverse, so a target's two cells (next to each other in `paths`)
+ * run back to back, AB then BA. Cells by `${name}|${size}|${inflight}`, one per round, as the main rounds'.
+ */
+export async function targetRounds(paths: readonly MeasuredPath[], sizes: readonly number[], inflight: number, rounds: number): Promise<Map<string, Cell[]>> {
+  const cells = new Map<string, Cell[]>();
+  const order = sizes.flatMap((size) => paths.map((path) => ({ path, size })));
+  for (let round = 0; round < rounds; round++) {
+    for (const { path, size } of round % 2 === 0 ? order : [...order].reverse()) {
+      const key = `${path.name}|${size}|${inflight}`;
+      cells.set(key, [...(cells.get(key) ?? []), await measure(path.link(size), inflight, path.pid, path.frames, path.farPid)]);
+    }
+  }
+  return cells;
+}
+
 /**
  * N round trips in flight on `link` for the window; each echo sends the next. RTTs in µs.
  * `framesPerMsg`: frames the measured process handles per round trip (a relay forwards 2, an echo

@@ -19,12 +19,13 @@
  * line is rewritten both ways, so the echo peer's reply goes back to the sender). Servers and echo
  * peers each run in their own process, the load in this one. Cells are interleaved over rounds and
  * the median is reported; a ratio between two paths is the median of the per-round ratios (the two
- * cells of a round run back to back), with its spread. The bridge's memory per idle agent is
- * idle-memory.bench.ts.
+ * cells of a round run back to back), with its spread; the paths the targets compare then run
+ * BENCH_TARGET_ROUNDS more rounds alone (relay-helpers.ts, targetRounds), and a target counts those
+ * pairs too. The bridge's memory per idle agent is idle-memory.bench.ts.
  *
  * The bridge process starts with the V8 flags of client/bin/hostadm, as `hostadm bridge` does.
  *
- * Env: BENCH_ROUNDS (5), BENCH_WINDOW_MS (1500), BENCH_INFLIGHT (64), BENCH_SIZES (200,16384),
+ * Env: BENCH_ROUNDS (5), BENCH_TARGET_ROUNDS (8), BENCH_WINDOW_MS (1500), BENCH_INFLIGHT (64), BENCH_SIZES (200,16384),
  * BENCH_SKIP_WORKERS=1 (leaves out the Workers bridge row, which takes ~15 s to start).
  */
 import { createRequire } from 'node:module';
@@ -47,15 +48,19 @@ import {
   open,
   plainLink,
   spawnRole,
+  targetRounds,
   WINDOW_MS,
   type Cell,
   type Child,
-  type Link,
+  type MeasuredPath,
 } from './relay-helpers.ts';
 import { BINARY_CHANNEL_VERSIONS, type ChannelVersion } from '@hostadm/shared/crypto/index.ts';
 import { bareGcmEcho, bareGcmLink, clientChannel, echoAgentChannel, reportChannelCpu, secureLink } from './channel-helpers.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const TARGET_ROUNDS = Number(process.env.BENCH_TARGET_ROUNDS ?? 8);
+/** The paths the targets compare, in the order targetRounds runs them: each target's two next to each other but the minimal relay's. */
+const TARGET_PATHS = ['minimal relay', 'nginx', 'bridge', 'bridge+hsc3‡'];
 const INFLIGHT = Number(process.env.BENCH_INFLIGHT ?? 64);
 const SIZES = (process.env.BENCH_SIZES ?? '200,16384').split(',').map(Number);
 const WORKERS = process.env.BENCH_SKIP_WORKERS !== '1';
@@ -193,7 +198,7 @@ async function parent(): Promise<void> {
 
     // The same bytes on every path: direct and minimal carry a dummy first line as long as the bridge's.
     const dummy = 'agent-00000000-0000-0000-0000-000000000000';
-    const paths: Array<{ name: string; link: (size: number) => Link; pid: number; frames: number; unloaded: boolean; farPid?: number }> = [
+    const paths: Array<MeasuredPath & { unloaded: boolean }> = [
       { name: 'direct', link: (size) => plainLink(direct, dummy, size), pid: echo.proc.pid!, frames: 1, unloaded: true },
       { name: 'minimal relay', link: (size) => plainLink(minimal, dummy, size), pid: minimalChild.proc.pid!, frames: 2, unloaded: true },
       ...('url' in nginx && viaNginx
@@ -258,6 +263,10 @@ async function parent(): Promise<void> {
         results.set(key, [...(results.get(key) ?? []), r]);
       }
     }
+    const targetPaths = TARGET_PATHS.flatMap((name) => paths.filter((path) => path.name === name));
+    const targetCells = await targetRounds(targetPaths, SIZES, INFLIGHT, TARGET_ROUNDS);
+    /** A target path's cells: one per main round, then one per target round. */
+    const targetSeries = (key: string) => [...results.get(key)!, ...(targetCells.get(key) ?? [])];
 
     console.log(`relay throughput and RTT on loopback (${ROUNDS} interleaved rounds of ${WINDOW_MS} ms, medians; ws text frames)`);
     // Every server-side ws unmasks each received frame; without bufferutil that is a JS byte loop
@@ -302,9 +311,11 @@ async function parent(): Promise<void> {
     console.log(
       "◊ batch control: the plain bridge with hsc3's coalescing and no encryption (what one tick sends leaves as one relay frame, payloads joined by newlines, as many as an hsc3 record takes, 48 KiB): hsc3 against it is what the encryption costs once coalesced",
     );
-    // Per-round ratios of two paths' msg/s (their cells ran back to back in each round): median and spread.
-    const pairRatio = (b: string, a: string, size: number, inflight: number) =>
-      summarize(results.get(`${b}|${size}|${inflight}`)!.map((cell, round) => cell.msgsPerSec / results.get(`${a}|${size}|${inflight}`)![round]!.msgsPerSec));
+    // Per-round ratios of two target paths' msg/s (main and target rounds): median and spread.
+    const pairRatio = (b: string, a: string, size: number, inflight: number) => {
+      const as = targetSeries(`${a}|${size}|${inflight}`);
+      return summarize(targetSeries(`${b}|${size}|${inflight}`).map((cell, round) => cell.msgsPerSec / as[round]!.msgsPerSec));
+    };
     const sizeLabel = (size: number) => (size >= 1024 ? `${size / 1024} KiB` : `${size} B`);
     for (const size of SIZES) {
       const b = summary.get(`bridge|${size}|${INFLIGHT}`)!;
@@ -343,7 +354,7 @@ async function parent(): Promise<void> {
           `to minimal relay msg/s ${(sc.msgsPerSec / m.msgsPerSec).toFixed(2)}×, RTT p50 ${(sc.p50 / m.p50).toFixed(2)}×, p99 ${(sc.p99 / m.p99).toFixed(2)}×`,
       );
     }
-    reportChannelCpu(results, SIZES, INFLIGHT);
+    reportChannelCpu(results, SIZES, INFLIGHT, targetSeries);
     const stats = await bridge.ask<{ metrics: { drops: Record<string, number>; frames_relayed: number; parking: { parks: number; wakes: number } } }>({
       cmd: 'mem',
     });
