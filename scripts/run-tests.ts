@@ -41,17 +41,10 @@ const add = (r: Counts) => {
   totals.skipped += r.skipped;
   totals.ok &&= r.ok;
 };
-const longRun = startNodeTestsAside(
-  nodeFiles.filter((f) => LONG_FILES.has(f)),
-  'node-long',
-);
-add(
-  runNodeTests(
-    nodeFiles.filter((f) => !LONG_FILES.has(f)),
-    'node',
-    {},
-  ),
-);
+const longNodeFiles = nodeFiles.filter((f) => LONG_FILES.has(f));
+const longRun = startNodeTestsAside(longNodeFiles, 'node-long');
+const otherNodeFiles = nodeFiles.filter((f) => !LONG_FILES.has(f));
+add(runNodeTests(otherNodeFiles, 'node', {}));
 add(await longRun);
 // The bridge's conformance and end-to-end tests once more against the Workers bridge in workerd
 // (test/bridge/helpers.ts starts `wrangler dev` per test process and gives each test its own hub).

@@ -294,9 +294,10 @@ export function bareGcmEcho(ws: WebSocket): void {
  * bridge); hsc2 is printed beside it. On a shared 2-core machine other processes' load moves msg/s
  * far more than it moves CPU. The bare AES-GCM control (◊) shows the floor node:crypto sets under a
  * channel that seals each envelope on its own; the batch control (◊) coalesces like hsc3 without
- * encryption, so hsc3's gain from coalescing and its cost from encryption read apart.
+ * encryption, so hsc3's gain from coalescing and its cost from encryption read apart. The target
+ * counts `targetSeries`: the cells of a target's path by key, the main rounds' then the target
+ * rounds' (relay.bench.ts).
  */
-/** `targetSeries`: the cells of a target's path by key, the main rounds' then the target rounds' (relay.bench.ts). */
 export function reportChannelCpu(results: Map<string, Cell[]>, sizes: number[], inflight: number, targetSeries: (key: string) => Cell[]): void {
   const roundTripCpu = (c: Cell) => c.cpuPerFrame * 2 + c.clientCpuPerMsg + c.farCpuPerMsg;
   const parts = (cells: Cell[]) =>
