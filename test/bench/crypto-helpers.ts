@@ -3,6 +3,7 @@
  * engines), and the baselines the channel is set against: the same framing done directly on
  * node:crypto, bare node:crypto AES-256-GCM, and bare WebCrypto AES-256-GCM with calls in flight.
  */
+import { spawnSync } from 'node:child_process';
 import { createCipheriv, createDecipheriv, createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { answerClientHandshake, generateHostKey, SecureChannel, startClientHandshake, type ChannelVersion } from '@hostadm/shared/crypto/index.ts';
 
@@ -168,4 +169,35 @@ export async function webCryptoPair(): Promise<{ client: SecureChannel; agent: S
     client: await SecureChannel.create('client', copy(), { engine: 'webcrypto' }),
     agent: await SecureChannel.create('agent', copy(), { engine: 'webcrypto' }),
   };
+}
+
+/** The AEADs a channel could run, as node:crypto names them. */
+export type NodeAead = 'aes-256-gcm' | 'aes-128-gcm' | 'chacha20-poly1305';
+
+/** One bare node:crypto encryption of `plain` with `algorithm` (a KeyObject key of its size, as aead.ts keys it). */
+export function bareNodeAeadEncrypt(plain: Buffer, algorithm: NodeAead): () => void {
+  const key = createSecretKey(randomBytes(algorithm === 'aes-128-gcm' ? 16 : 32));
+  const iv = Buffer.alloc(12);
+  const aad = randomBytes(37);
+  return () => {
+    // One overload per mode in @types/node: the GCM one types all three (a 16-byte tag each).
+    const c = createCipheriv(algorithm as 'aes-256-gcm', key, iv, { authTagLength: 16 });
+    c.setAAD(aad);
+    c.update(plain);
+    c.final();
+    c.getAuthTag();
+  };
+}
+
+/**
+ * MB/s of the system's `openssl speed -evp <algorithm>` at `bytes` per call (one context reused, no
+ * allocation per call: the CPU's own AEAD speed), or null where `openssl` is missing or says nothing
+ * this parser reads. Its last line is `<NAME> <rate>k`, in thousands of bytes per second.
+ */
+export function systemOpensslMBs(algorithm: NodeAead, bytes: number): number | null {
+  const run = spawnSync('openssl', ['speed', '-seconds', '1', '-bytes', String(bytes), '-evp', algorithm], { encoding: 'utf8', timeout: 20_000 });
+  if (run.status !== 0 || typeof run.stdout !== 'string') return null;
+  const last = run.stdout.trim().split('\n').at(-1) ?? '';
+  const rate = /\s([\d.]+)k$/.exec(last);
+  return rate ? Number(rate[1]) / 1000 : null;
 }

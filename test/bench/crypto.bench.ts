@@ -10,11 +10,13 @@
  *   runs AES-GCM on libuv's thread pool, so a pipeline is how a busy link actually uses it);
  * - bare WebCrypto AES-256-GCM without framing, N in flight: the ceiling of the WebCrypto hot path;
  * - the same framing done synchronously with node:crypto createCipheriv (what the agent could do if it
- *   did not share this code with browsers), and bare node:crypto AES-GCM without framing: the
- *   machine's own AES-GCM ceiling. Keys are KeyObjects: on Node 24.21 createCipheriv with a raw Buffer
- *   key costs ~20 µs more per call (its isKeyObject/isCryptoKey brand checks throw and catch an error,
- *   capturing a stack trace, for every non-KeyObject key), which halves 16 KiB throughput; one row
- *   shows that for reference;
+ *   did not share this code with browsers), and bare node:crypto AES-GCM without framing: Node's
+ *   AES-GCM ceiling (below the CPU's: the AEAD block sets it against the system's `openssl speed`).
+ *   Keys are KeyObjects: on Node 24.21 createCipheriv with a raw Buffer key costs ~20 µs more per call
+ *   (its isKeyObject/isCryptoKey brand checks throw and catch an error, capturing a stack trace, for
+ *   every non-KeyObject key), which halves 16 KiB throughput; one row shows that for reference;
+ * - AEAD choices at hsc3's record size: AES-128-GCM and ChaCha20-Poly1305 against the AES-256-GCM the
+ *   channel runs, and the system's OpenSSL on the same AES-256-GCM (information, not a target);
  * - handshake time: client start, agent answer, client finish and C2 verification, RSA-2048 + Ed25519.
  *
  * CPU columns: the whole process (all threads) and the main thread alone. WebCrypto runs AES on the
@@ -28,12 +30,14 @@ import {
   answerClientHandshake,
   BINARY_CHANNEL_VERSIONS,
   ChannelSender,
+  FLUSH_BYTES as RECORD_BYTES,
   generateHostKey,
   startClientHandshake,
   type SecureChannel,
 } from '@hostadm/shared/crypto/index.ts';
-import { reportTarget, summarize } from './ab-pairs.ts';
+import { formatRatio, reportTarget, summarize } from './ab-pairs.ts';
 import {
+  bareNodeAeadEncrypt,
   bareNodeGcm,
   bareNodeGcmDecrypt,
   bareWebCrypto,
@@ -45,10 +49,12 @@ import {
   measure,
   median,
   nodeFraming,
+  systemOpensslMBs,
   webCryptoPair,
   WINDOW_MS,
   WINDOWS,
   type Measured,
+  type NodeAead,
 } from './crypto-helpers.ts';
 
 const HANDSHAKES = Number(process.env.BENCH_HANDSHAKES ?? 30);
@@ -276,6 +282,32 @@ for (const size of [200, 16384]) {
   }
 }
 
+// What a cheaper AEAD would buy, at hsc3's record size (information for a channel version, not a target):
+// node:crypto's three AEADs, and the system's OpenSSL running AES-256-GCM with no allocation per call.
+{
+  const record = randomBytes(RECORD_BYTES);
+  const aeads: NodeAead[] = ['aes-256-gcm', 'aes-128-gcm', 'chacha20-poly1305'];
+  const cells = aeads.map((algorithm) => {
+    const once = bareNodeAeadEncrypt(record, algorithm);
+    const run = () => {
+      for (let i = 0; i < 10; i++) once();
+    };
+    return { what: `node:crypto bare ${algorithm} encrypt, record size`, perBatch: 10, run };
+  });
+  const windows = await interleaved(RECORD_BYTES, cells);
+  const cpu = (i: number) => windows[i]!.cpus;
+  const vsAes256 = (i: number) => summarize(cpu(0).map((c, w) => c / cpu(i)[w]!));
+  console.log(`\nAEAD at hsc3's record size (${RECORD_BYTES / 1024} KiB), per CPU-second vs node:crypto AES-256-GCM (what the channel runs):`);
+  for (const i of [1, 2]) console.log(`  ${aeads[i]}: ${formatRatio(vsAes256(i))}`);
+  const system = systemOpensslMBs('aes-256-gcm', RECORD_BYTES);
+  const nodeMBs = RECORD_BYTES / median(cpu(0));
+  console.log(
+    system === null
+      ? '  the system OpenSSL: not measured (no `openssl` to run)'
+      : `  the system OpenSSL (\`openssl speed -evp aes-256-gcm\`): ${system.toFixed(0)} MB/s against node:crypto's ${nodeMBs.toFixed(0)} MB per CPU-second (${(system / nodeMBs).toFixed(2)}×): the gap is Node's per call (an output buffer allocated and copied, GC), not the CPU's AES`,
+  );
+}
+
 // Handshake: each step timed separately, sequentially (RSA-2048 private ops dominate).
 {
   const { publicKey, privateKey } = generateKeyPairSync('rsa', {
@@ -327,7 +359,7 @@ console.log(
 );
 console.log(`  hsc1 on the WebCrypto engine (browsers, Workers; in Node for comparison): seal ${f0(mbs(webSeal))} MB/s, open ${f0(mbs(webOpen))} MB/s`);
 console.log(
-  `  same run, same machine: WebCrypto bare AES-GCM encrypt ${f0(mbs(wcEnc))}, decrypt ${f0(mbs(wcDec))} MB/s (the WebCrypto ceiling); node:crypto bare encrypt ${f0(mbs(nodeGcm))} MB/s (the machine's AES-GCM ceiling; ${f0(mbs(nodeGcmBuf))} MB/s with a Buffer key), same framing seal ${f0(mbs(nodeSeal))}, open ${f0(mbs(nodeOpen))} MB/s`,
+  `  same run, same machine: WebCrypto bare AES-GCM encrypt ${f0(mbs(wcEnc))}, decrypt ${f0(mbs(wcDec))} MB/s (the WebCrypto ceiling); node:crypto bare encrypt ${f0(mbs(nodeGcm))} MB/s (Node's AES-GCM ceiling; ${f0(mbs(nodeGcmBuf))} MB/s with a Buffer key), same framing seal ${f0(mbs(nodeSeal))}, open ${f0(mbs(nodeOpen))} MB/s`,
 );
 console.log(
   `  hsc1 / bare WebCrypto: seal ${(mbs(seal) / mbs(wcEnc)).toFixed(2)}×, open ${(mbs(open) / mbs(wcDec)).toFixed(2)}×; hsc1 / node:crypto same framing: seal ${(mbs(seal) / mbs(nodeSeal)).toFixed(2)}×, open ${(mbs(open) / mbs(nodeOpen)).toFixed(2)}×`,
