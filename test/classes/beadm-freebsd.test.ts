@@ -74,7 +74,7 @@ class FreebsdBeHost extends RecordingRunner {
     if (reply.code !== 0 || argv[0] !== this.tool) return reply;
     const [, verb, ...rest] = argv;
     const last = rest.at(-1) ?? '';
-    if (verb === 'list') return { ...reply, stdout: [...this.rows].map(([n, r]) => [n, ...r].join('\t')).join('\n') + '\n' };
+    if (verb === 'list') return { ...reply, stdout: `${[...this.rows].map(([n, r]) => [n, ...r].join('\t')).join('\n')}\n` };
     if (verb === 'create') this.rows.set(last, ['-', '-', '1K', '2025-03-02 10:00']);
     if (verb === 'destroy') this.rows.delete(last);
     if (verb === 'rename') {

@@ -13,7 +13,7 @@ import { update } from '@hostadm/shared/api/update.ts';
 import { badRequest, HostadmError } from '@hostadm/shared/protocol/errors.ts';
 import type { Dispatcher } from '../jobs/dispatcher.ts';
 import type { JobContext, JobOutcome } from '../jobs/types.ts';
-import type { UpdateLogWriter, UpdatePort, UpdateSettings, UpdateTarget } from '../platforms/ports/update.ts';
+import type { UpdateLogWriter, UpdateSettings, UpdateTarget } from '../platforms/ports/update.ts';
 import { UpdateChecker } from './update-check.ts';
 import { implementClass } from './types.ts';
 

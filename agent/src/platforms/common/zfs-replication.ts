@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { HostadmError, unsupported } from '@hostadm/shared/protocol/errors.ts';
 import { failureText, type CommandRunner } from '../../runner/runner.ts';
 import type { PipeResult } from '../../runner/pipeline.ts';
-import type { JobContext, JobOutcome } from '../../jobs/types.ts';
+import type { JobContext } from '../../jobs/types.ts';
 import type { ReplicationEngine, ReplicationTask } from '../ports/replication.ts';
 import { ReplicationSsh } from './replication-ssh.ts';
 

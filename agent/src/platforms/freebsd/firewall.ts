@@ -17,7 +17,6 @@
  */
 import { HostadmError, unsupported } from '@hostadm/shared/protocol/errors.ts';
 import type { FreebsdContext } from './index.ts';
-import type { CommandRunner } from '../../runner/runner.ts';
 import { commandFailed } from '../common/host-command.ts';
 import { formatPortSpec, uniquePorts, type FirewallPort, type KnownPort } from '../ports/firewall.ts';
 import {
